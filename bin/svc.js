@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// Entry point of the `svc` binary: runs the compiled CLI (npm run build writes dist/).
+// The AWS SDK warns on every start about its future Node requirement; that is for the
+// maintainers (docs/decisions.md), not a line operators should see on each command.
+const emitWarning = process.emitWarning;
+process.emitWarning = function (warning, ...rest) {
+  const text = typeof warning === 'string' ? warning : warning && warning.message;
+  const type = (rest[0] && typeof rest[0] === 'object' ? rest[0].type : rest[0]) || (warning && warning.name);
+  if (type === 'NodeVersionSupportWarning' || /AWS SDK for JavaScript \(v3\)/.test(String(text))) return;
+  return emitWarning.call(process, warning, ...rest);
+};
+import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
+  process.stderr.write(`svc: ${err && err.message ? err.message : String(err)}\n`);
+  process.exit(1);
+});
