@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the project (npm ci when the lock file changed), builds it, and starts PostgreSQL and
+# Redis when they are not running. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/services.sh
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+npm run --silent build
+ensure_postgres
+ensure_redis

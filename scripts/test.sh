@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test against real services: installs and builds, starts PostgreSQL and Redis when
+# they are not running (each test file starts its own S3 server and database).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then files=(test/*.test.ts); fi
+exec node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"

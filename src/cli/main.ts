@@ -1,0 +1,48 @@
+// `svc [COMMAND]`: commander wiring only; each command lives in its own module.
+import { Command, Option } from 'commander';
+import { VERSION } from '../version.js';
+import { WORKSPACE_ROLES } from '../db/types.js';
+import { fail } from './errors.js';
+
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('svc')
+    .description('Control plane of a multi-workspace data platform')
+    .version(VERSION, '-V, --version', 'print the binary version')
+    .helpOption('-h, --help', 'show help')
+    .showHelpAfterError()
+    .allowExcessArguments(false);
+
+  program.command('serve')
+    .description('apply pending migrations, then serve HTTP on server.host:server.port with the enabled background loops')
+    .action(async () => { (await import('./serve.js')).serveCommand(); });
+
+  program.command('openapi')
+    .description('print the aggregated OpenAPI 3.1 document as JSON (reads no configuration)')
+    .action(async () => { await (await import('./openapi.js')).openapiCommand(); });
+
+  program.command('migrate')
+    .description('apply pending migrations and exit')
+    .action(async () => { await (await import('./migrate.js')).migrateCommand(); });
+
+  program.command('init')
+    .description('create the first local administrator (platform_admin) and workspace "default"; inputs SVC_ADMIN_EMAIL, SVC_ADMIN_PASSWORD')
+    .option('--force', 'create another administrator even when one exists')
+    .action(async (opts: { force?: boolean }) => { await (await import('./init.js')).initCommand(Boolean(opts.force)); });
+
+  const workspace = program.command('workspace').description('workspace administration');
+  workspace.command('add-group')
+    .description('grant an identity-provider group a role in a workspace (idempotent), recorded as made by SVC_ADMIN_EMAIL')
+    .requiredOption('--workspace <slug>', 'workspace slug')
+    .requiredOption('--group <idp_group>', 'group name as in the groups claim')
+    .addOption(new Option('--role <role>', 'workspace role').choices(WORKSPACE_ROLES as string[]).default('ws_editor'))
+    .action(async (opts: { workspace: string; group: string; role: string }) => {
+      await (await import('./workspace.js')).addGroupCommand(opts);
+    });
+  workspace.action(() => { workspace.help({ error: true }); });
+
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    fail((err as Error).message ?? String(err));
+  }
+}

@@ -1,0 +1,46 @@
+// Ordered SQL migrations from migrations/ applied by `serve` and `migrate`. A session-level
+// advisory lock on a dedicated connection serialises processes that start at once; kysely's
+// migrator then records each file once, inside its own transaction.
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { Migrator, sql, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import pg from 'pg';
+import type { Db } from './index.js';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const LOCK_KEY = 0x5356_4d47; // "SVMG"
+
+class SqlFileProvider implements MigrationProvider {
+  constructor(private readonly dir: string) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const files = (await readdir(this.dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+    const out: Record<string, Migration> = {};
+    for (const file of files) {
+      const text = await readFile(path.join(this.dir, file), 'utf8');
+      out[file.replace(/\.sql$/, '')] = { up: async (db) => { await sql.raw(text).execute(db); } };
+    }
+    return out;
+  }
+}
+
+export interface MigrateOutcome { applied: string[] }
+
+export async function migrateToLatest(db: Db, databaseUrl: string, dir = MIGRATIONS_DIR): Promise<MigrateOutcome> {
+  const lockClient = new pg.Client({ connectionString: databaseUrl, application_name: 'svc-migrate-lock' });
+  await lockClient.connect();
+  try {
+    await lockClient.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    const migrator = new Migrator({ db, provider: new SqlFileProvider(dir) });
+    const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
+    if (error) {
+      const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+      const msg = error instanceof Error ? error.message : String(error);
+      throw new Error(`migration ${failed ?? ''} failed: ${msg}`.replace(/\s+/g, ' '));
+    }
+    return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+  } finally {
+    await lockClient.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
+    await lockClient.end().catch(() => {});
+  }
+}

@@ -1,0 +1,30 @@
+// Typed domain errors. The API maps them to HTTP status in one place (src/api/errors.ts);
+// the CLI prints `<code>: <message>` on one line.
+export type ErrorCode =
+  | 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict'
+  | 'too_many_requests' | 'unavailable';
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409,
+  too_many_requests: 429, unavailable: 503,
+};
+
+export class DomainError extends Error {
+  readonly status: number;
+  constructor(readonly code: ErrorCode, message: string, readonly retryAfterSecs?: number) {
+    super(message);
+    this.name = 'DomainError';
+    this.status = STATUS[code];
+  }
+}
+
+export const badRequest = (m: string) => new DomainError('bad_request', m);
+export const notFound = (m: string) => new DomainError('not_found', m);
+export const conflict = (m: string) => new DomainError('conflict', m);
+export const forbidden = (m: string) => new DomainError('forbidden', m);
+export const unauthorized = (m: string) => new DomainError('unauthorized', m);
+
+/** True for a PostgreSQL unique violation (SQLSTATE 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
+}
