@@ -7,6 +7,12 @@ import { createDb, type Db } from './db/index.js';
 import { createObjectStore, type ObjectStore } from './storage/object-store.js';
 import { createLogging, type Logging } from './log/logger.js';
 import { systemClock, type Clock } from './clock.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { SessionStore } from './auth/sessions.js';
+import { AccessResolver } from './access/access.js';
+import { AuditSink } from './audit/sink.js';
+import { RateLimiter } from './auth/rate-limit.js';
+import { RedisInvalidator } from './util/invalidation.js';
 
 export interface Services {
   config: Config;
@@ -15,8 +21,19 @@ export interface Services {
   db: Db;
   s3: ObjectStore;
   clock: Clock;
-  /** Redis for BullMQ, connected on first use. */
+  metrics: Metrics;
+  sessions: SessionStore;
+  access: AccessResolver;
+  audit: AuditSink;
+  invalidator: RedisInvalidator;
+  /** Local sign-in attempts per address and per email (in memory, this replica). */
+  loginLimiter: RateLimiter;
+  /** Token endpoint requests per address and client id (in memory, this replica). */
+  tokenLimiter: RateLimiter;
+  /** Redis for BullMQ and invalidation, connected on first use. */
   redis(): Redis;
+  /** Registers teardown run by close(), last registered first. */
+  onClose(fn: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
@@ -27,27 +44,47 @@ export interface ServiceOverrides {
 
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const logging = overrides.logging ?? createLogging({ filter: config.log.filter, json: config.log.json });
+  const clock = overrides.clock ?? systemClock;
   const db = createDb({ url: config.database.url, maxConnections: config.database.max_connections });
   const s3 = createObjectStore(config.storage);
+  const metrics = createMetrics();
   let redis: Redis | undefined;
   const closers: Array<() => Promise<void>> = [];
+  const getRedis = () => {
+    if (!redis) {
+      redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+      redis.on('error', (err) => logging.module('svc::redis').warn({ err: err.message }, 'redis connection error'));
+    }
+    return redis;
+  };
+  const invalidator = new RedisInvalidator(getRedis);
+  const rl = config.rate_limit;
   return {
     config,
     logging,
     log: logging.root,
     db,
     s3,
-    clock: overrides.clock ?? systemClock,
-    redis() {
-      if (!redis) {
-        redis = new Redis(config.redis.url, { maxRetriesPerRequest: null, lazyConnect: false });
-        redis.on('error', (err) => logging.module('svc::redis').warn({ err: err.message }, 'redis connection error'));
-        closers.push(async () => { await redis!.quit().catch(() => redis!.disconnect()); });
-      }
-      return redis;
-    },
+    clock,
+    metrics,
+    invalidator,
+    sessions: new SessionStore(db, clock, {
+      absoluteTtlMs: config.session.absolute_ttl_hours * 3_600_000,
+      idleTtlMs: config.session.idle_ttl_minutes * 60_000,
+    }, invalidator),
+    access: new AccessResolver(db, clock, invalidator),
+    audit: new AuditSink(db, clock, {
+      enabled: config.audit.enabled, capacity: config.audit.channel_capacity,
+      batchSize: config.audit.batch_size, flushIntervalMs: config.audit.flush_interval_ms,
+    }, logging.module('svc::audit'), { dropped: (n) => metrics.auditDropped.inc(n), written: (n) => metrics.auditWritten.inc(n) }),
+    loginLimiter: new RateLimiter({ max: rl.login_max_attempts, windowMs: rl.login_window_secs * 1000, lockoutMs: rl.login_lockout_secs * 1000 }, clock),
+    tokenLimiter: new RateLimiter({ max: rl.token_max_attempts, windowMs: rl.token_window_secs * 1000, lockoutMs: rl.token_lockout_secs * 1000 }, clock),
+    redis: getRedis,
+    onClose(fn) { closers.push(fn); },
     async close() {
-      for (const c of closers.reverse()) await c();
+      for (const c of closers.reverse()) await c().catch(() => {});
+      await this.audit.stop().catch(() => {});
+      if (redis) await redis.quit().catch(() => redis!.disconnect());
       s3.close();
       await db.destroy();
     },

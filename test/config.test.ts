@@ -529,13 +529,18 @@ describe('value rules at load', () => {
       'server.port must be between 1 and 65535, got 0 (from SVC_SERVER__PORT)'],
     ['server.port 65536', '[server]\nport = 65536\n', {},
       'server.port must be between 1 and 65535, got 65536 (from svc.toml)'],
-    ['counts are non-negative', '[audit]\nretention_days = -1\n', {},
-      'audit.retention_days must be >= 0, got -1 (from svc.toml)'],
+    ['counts are non-negative', '[workflow]\nlog_retention_days = -1\n', {},
+      'workflow.log_retention_days must be >= 0, got -1 (from svc.toml)'],
+    ['audit batches hold at least one event', '[audit]\nbatch_size = 0\n', {},
+      'audit.batch_size must be >= 1, got 0 (from svc.toml)'],
     ['counts are integers', '[workflow]\nbatch = 1.5\n', {},
       'workflow.batch must be an integer, got 1.5 (from svc.toml)'],
     ['apps.listen host:port', null, { SVC_APPS__LISTEN: '0.0.0.0' },
       'apps.listen must be host:port with a port between 1 and 65535, got "0.0.0.0" (from SVC_APPS__LISTEN)'],
   ];
+  test('audit.retention_days may be 0 or negative (no pruning)', () => {
+    assert.equal(load('[audit]\nretention_days = -1\n').audit.retention_days, -1);
+  });
   for (const [name, toml, env, message] of bad) {
     test(name, () => assert.equal(loadError(toml, env), message));
   }

@@ -6,8 +6,16 @@ import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
 import { installErrorHandling } from './errors.js';
-import { createMetrics, instrument, type Metrics } from './metrics.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import { instrument } from './instrument.js';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
 import { platformRoutes } from './routes/platform.js';
+import { authRoutes } from './routes/auth.js';
+import { meRoutes } from './routes/me.js';
+import { adminRoutes } from './routes/admin.js';
+import { workspaceRoutes } from './routes/workspaces.js';
+import { installSessionLayer } from './plugins/auth.js';
 import type { AppContext } from './context.js';
 import { VERSION } from '../version.js';
 
@@ -38,7 +46,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
     transform: jsonSchemaTransform,
   });
 
-  const metrics: Metrics = createMetrics();
+  const metrics: Metrics = opts.services?.metrics ?? createMetrics();
   instrument(app, metrics);
   const ctx: AppContext = {
     metrics,
@@ -48,6 +56,14 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
     },
   };
 
+  await app.register(fastifyCookie);
+  await app.register(fastifyFormbody);
+  installSessionLayer(app, ctx);
+
   await app.register(platformRoutes(ctx));
+  await app.register(authRoutes(ctx));
+  await app.register(meRoutes(ctx));
+  await app.register(adminRoutes(ctx));
+  await app.register(workspaceRoutes(ctx));
   return app;
 }

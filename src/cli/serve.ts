@@ -6,6 +6,7 @@ import { createServices, type Services } from '../services.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { buildApp } from '../api/app.js';
 import { loadCheckedConfig } from './config.js';
+import { startMaintenance } from '../jobs/maintenance.js';
 import { fail, oneLine } from './errors.js';
 
 export const DRAIN_MS = 55_000;
@@ -36,6 +37,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   }
   services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed'));
 
+  await startLoops(services);
   const app = await buildApp({ services, logger: services.logging.module('svc::api') });
   for (const p of opts.plugins ?? []) await app.register(p);
   const address = await app.listen({ host: cfg.server.host, port: cfg.server.port });
@@ -59,6 +61,19 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   return { app, services, address, stop };
 }
 
+/** The background loops `svc serve` runs; each registers its own teardown on services. */
+async function startLoops(services: Services): Promise<void> {
+  await redisAnswers(services);
+  services.audit.start();
+  const stopListening = await services.invalidator.listen((m) => {
+    if (m.kind === 'session') services.sessions.forget(m.keys);
+    else services.access.forget(m.keys);
+  });
+  services.onClose(stopListening);
+  const maintenance = await startMaintenance(services);
+  services.onClose(() => maintenance.close());
+}
+
 export async function serveCommand(opts: StartOptions = {}): Promise<void> {
   const cfg = loadCheckedConfig();
   let server: RunningServer;
@@ -73,4 +88,20 @@ export async function serveCommand(opts: StartOptions = {}): Promise<void> {
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+}
+
+async function redisAnswers(services: Services): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${describeRedisUrl(services.config.redis.url)}: no answer within 5 s`)), 5_000);
+  });
+  try {
+    await Promise.race([services.redis().ping(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describeRedisUrl(url: string): string {
+  try { const u = new URL(url); if (u.password) u.password = '***'; return u.toString(); } catch { return '<unparsable redis url>'; }
 }

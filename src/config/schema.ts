@@ -273,9 +273,10 @@ const engines = z.object({
 
 const audit = section('audit log', {
   enabled: bool(true, 'record audit events'),
-  retention_days: count(90, 'days audit events are kept'),
-  channel_capacity: count(8192, 'events buffered before the writer applies back-pressure'),
-  batch_size: count(256, 'events written per batch'),
+  retention_days: z.number().int().default(90)
+    .meta(meta('days audit events are kept; pruned hourly; 0 or negative keeps them for ever (the server logs that it declined to schedule pruning)')),
+  channel_capacity: atLeast(1, 8192, 'in-memory queue of authorization events; when full, new events are dropped (best effort) and counted'),
+  batch_size: atLeast(1, 256, 'most events written per INSERT'),
   flush_interval_ms: count(1000, 'longest time an event waits in the buffer'),
 });
 

@@ -1,0 +1,108 @@
+// What a user may do: platform roles and the role in each workspace, derived from the user's
+// grants and the grants of the groups they belong to. One function decides every route's access.
+import type { Db, WorkspaceRole } from '../db/index.js';
+import type { Clock } from '../clock.js';
+import { TtlCache } from '../util/ttl-cache.js';
+import type { Invalidator } from '../auth/sessions.js';
+
+export type Permission = 'workflow:use_secrets';
+
+const RANK: Record<WorkspaceRole, number> = { ws_viewer: 1, ws_editor: 2, ws_admin: 3 };
+
+/** Permissions beyond the role ladder; `workflow:use_secrets` is held by ws_admin only (SPEC 2). */
+const PERMISSIONS: Record<Permission, WorkspaceRole[]> = {
+  'workflow:use_secrets': ['ws_admin'],
+};
+
+export interface AccessSnapshot {
+  userId: string;
+  /** null when the user no longer exists */
+  user: { id: string; email: string; name: string | null; sub: string | null; is_local: boolean } | null;
+  groups: Array<{ name: string; idp_managed: boolean }>;
+  platformAdmin: boolean;
+  /** workspace slug -> effective role (the highest of the user's and their groups' grants) */
+  workspaces: Map<string, WorkspaceRole>;
+  workspaceNames: Map<string, string>;
+}
+
+export type Requirement =
+  | { platform: 'platform_admin' }
+  | { workspace: string; role: WorkspaceRole }
+  | { workspace: string; permission: Permission };
+
+export function roleAtLeast(have: WorkspaceRole | undefined, need: WorkspaceRole): boolean {
+  return have !== undefined && RANK[have] >= RANK[need];
+}
+
+/**
+ * The single access decision. A platform administrator administers every workspace (as Kestra's
+ * superadmin and Grafana's server admin do for organisations); everyone else needs a grant.
+ */
+export function allows(a: AccessSnapshot, req: Requirement): boolean {
+  if ('platform' in req) return a.platformAdmin;
+  if (a.platformAdmin) return true;
+  const role = a.workspaces.get(req.workspace);
+  if ('role' in req) return roleAtLeast(role, req.role);
+  return role !== undefined && PERMISSIONS[req.permission].includes(role);
+}
+
+export function permissionsOf(role: WorkspaceRole): Permission[] {
+  return (Object.keys(PERMISSIONS) as Permission[]).filter((p) => PERMISSIONS[p].includes(role));
+}
+
+export async function loadAccess(db: Db, userId: string): Promise<AccessSnapshot> {
+  const [user, groups, platform, ws] = await Promise.all([
+    db.selectFrom('users').select(['id', 'email', 'name', 'sub', 'is_local']).where('id', '=', userId).executeTakeFirst(),
+    db.selectFrom('group_members as m').innerJoin('groups as g', 'g.id', 'm.group_id')
+      .select(['g.name', 'g.idp_managed']).where('m.user_id', '=', userId).orderBy('g.name').execute(),
+    db.selectFrom('platform_role_grants as g')
+      .leftJoin('group_members as m', 'm.group_id', 'g.group_id')
+      .select('g.role')
+      .where((eb) => eb.or([eb('g.user_id', '=', userId), eb('m.user_id', '=', userId)]))
+      .limit(1).execute(),
+    db.selectFrom('workspace_role_grants as g')
+      .innerJoin('workspaces as w', 'w.id', 'g.workspace_id')
+      .leftJoin('group_members as m', 'm.group_id', 'g.group_id')
+      .select(['w.slug', 'w.name', 'g.role'])
+      .where((eb) => eb.or([eb('g.user_id', '=', userId), eb('m.user_id', '=', userId)]))
+      .execute(),
+  ]);
+  const workspaces = new Map<string, WorkspaceRole>();
+  const workspaceNames = new Map<string, string>();
+  for (const r of ws) {
+    const cur = workspaces.get(r.slug);
+    if (!cur || RANK[r.role] > RANK[cur]) workspaces.set(r.slug, r.role);
+    workspaceNames.set(r.slug, r.name);
+  }
+  if (!user) return { userId, user: null, groups: [], platformAdmin: false, workspaces: new Map(), workspaceNames };
+  return { userId, user, groups, platformAdmin: platform.length > 0, workspaces, workspaceNames };
+}
+
+/** Access snapshots cached for a few seconds; any governance change clears them everywhere. */
+export class AccessResolver {
+  private readonly cache: TtlCache<string, AccessSnapshot>;
+
+  constructor(private readonly db: Db, clock: Clock, private readonly invalidator?: Invalidator) {
+    this.cache = new TtlCache(50_000, 5_000, () => clock.now().getTime());
+  }
+
+  async forUser(userId: string): Promise<AccessSnapshot> {
+    const hit = this.cache.get(userId);
+    if (hit) return hit;
+    const snap = await loadAccess(this.db, userId);
+    this.cache.set(userId, snap);
+    return snap;
+  }
+
+  /** Call after a grant, membership, group or user change commits: for some users, or everyone. */
+  changed(userIds?: string[]): void {
+    this.forget(userIds ?? ['*']);
+    this.invalidator?.publish('access', userIds ?? ['*']);
+  }
+
+  /** Drops cached snapshots (`*` = all) without telling other replicas. */
+  forget(keys: string[]): void {
+    if (keys.includes('*')) this.cache.clear();
+    else for (const k of keys) this.cache.delete(k);
+  }
+}

@@ -1,0 +1,35 @@
+// Who is signed in: the user, their groups, platform roles and workspaces with the role in each.
+// Served from the access snapshot (cached briefly, cleared by every governance change).
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../context.js';
+import { requireUser } from '../plugins/auth.js';
+import { errorSchema, userSchema, workspaceRoleSchema } from '../schemas.js';
+import { permissionsOf } from '../../access/access.js';
+import { unauthorized } from '../../errors.js';
+
+const meSchema = z.object({
+  user: userSchema,
+  groups: z.array(z.object({ name: z.string(), idp_managed: z.boolean() })),
+  platform_roles: z.array(z.literal('platform_admin')),
+  workspaces: z.array(z.object({ slug: z.string(), name: z.string(), role: workspaceRoleSchema, permissions: z.array(z.string()) })),
+});
+
+export function meRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get('/api/me', {
+      schema: { tags: ['auth'], summary: 'The signed-in user, groups, platform roles and workspaces', response: { 200: meSchema, 401: errorSchema } },
+    }, async (req) => {
+      const p = requireUser(req);
+      const snap = await ctx.services().access.forUser(p.userId);
+      if (!snap.user) throw unauthorized('sign in required');
+      return {
+        user: snap.user,
+        groups: snap.groups,
+        platform_roles: snap.platformAdmin ? ['platform_admin' as const] : [],
+        workspaces: [...snap.workspaces.entries()].sort(([a], [b]) => a.localeCompare(b))
+          .map(([slug, role]) => ({ slug, name: snap.workspaceNames.get(slug) ?? slug, role, permissions: permissionsOf(role) })),
+      };
+    });
+  };
+}
