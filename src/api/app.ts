@@ -15,6 +15,9 @@ import { authRoutes } from './routes/auth.js';
 import { meRoutes } from './routes/me.js';
 import { adminRoutes } from './routes/admin.js';
 import { workspaceRoutes } from './routes/workspaces.js';
+import { oidcRoutes } from './routes/oidc.js';
+import { machinesRoutes } from './routes/machines.js';
+import { uiRoutes } from './routes/ui.js';
 import { installSessionLayer } from './plugins/auth.js';
 import type { AppContext } from './context.js';
 import { VERSION } from '../version.js';
@@ -65,5 +68,8 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   await app.register(meRoutes(ctx));
   await app.register(adminRoutes(ctx));
   await app.register(workspaceRoutes(ctx));
+  await app.register(oidcRoutes(ctx));
+  await app.register(machinesRoutes(ctx));
+  await app.register(uiRoutes(ctx));
   return app;
 }

@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { WORKSPACE_ROLES } from '../db/types.js';
 import { fail } from './errors.js';
+import { registerMachineCommands } from './machines.js';
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('svc')
@@ -39,6 +40,8 @@ export async function main(argv: string[]): Promise<void> {
       await (await import('./workspace.js')).addGroupCommand(opts);
     });
   workspace.action(() => { workspace.help({ error: true }); });
+
+  registerMachineCommands(program);
 
   try {
     await program.parseAsync(argv);
