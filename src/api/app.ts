@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
 import { installErrorHandling } from './errors.js';
+import { AccessLog } from './access-log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { instrument } from './instrument.js';
 import fastifyCookie from '@fastify/cookie';
@@ -32,6 +33,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   const app = Fastify({
     loggerInstance: opts.logger as FastifyBaseLogger | undefined,
     trustProxy: false,
+    logController: new AccessLog(),
     bodyLimit: 1024 * 1024,
     // Keep-alive sockets that are idle are closed at shutdown; busy ones are drained.
     forceCloseConnections: 'idle',

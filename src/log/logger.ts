@@ -39,13 +39,11 @@ export function parseLogFilter(directive: string): LogFilter | null {
 
 /** Every path that may carry a secret; pino replaces the value before serialising. */
 export const REDACT_PATHS = [
-  'req.headers.authorization', 'req.headers.cookie', 'req.headers["x-svc-csrf"]',
-  'res.headers["set-cookie"]',
-  'password', '*.password', 'client_secret', '*.client_secret', 'secret', '*.secret',
-  'secret_key', '*.secret_key', 'master_key', '*.master_key', 'access_key', '*.access_key',
-  'auth_token', '*.auth_token', 'token', '*.token', 'logout_token', '*.logout_token',
-  'id_token', '*.id_token', 'access_token', '*.access_token', 'refresh_token', '*.refresh_token',
-  'code_verifier', '*.code_verifier', 'database_url', '*.database_url',
+  'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]',
+  'password', 'client_secret', 'secret', 'secret_key', 'master_key', 'access_key', 'auth_token',
+  'token', 'logout_token', 'id_token', 'access_token', 'refresh_token', 'code_verifier', 'database_url',
+  '*.password', '*.client_secret', '*.secret', '*.secret_key', '*.master_key', '*.access_key', '*.auth_token',
+  '*.token', '*.logout_token', '*.id_token', '*.access_token', '*.refresh_token', '*.code_verifier',
 ];
 
 export interface Logging {

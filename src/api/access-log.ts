@@ -1,0 +1,21 @@
+// One access-log line per request at `info` (instead of fastify's two), with the path but never
+// the query string: OIDC callbacks and webhooks carry codes and keys there. The incoming line is
+// kept at `debug`. Halving the lines matters: logging was the largest cost of a cheap request.
+import { LogController } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+const pathOf = (url: string) => { const q = url.indexOf('?'); return q < 0 ? url : url.slice(0, q); };
+
+export class AccessLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ method: request.method, url: pathOf(request.url) }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    const fields = { method: request.method, url: pathOf(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else reply.log.info(fields, 'request completed');
+  }
+}
