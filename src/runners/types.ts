@@ -70,7 +70,7 @@ export function normaliseRelativePath(path: string): string {
   const parts = p.split('/').filter((s) => s !== '' && s !== '.');
   if (parts.length === 0) throw new RunnerSpecError(`file path ${JSON.stringify(path)} names no file`);
   if (parts.some((s) => s === '..')) throw new RunnerSpecError(`file path ${JSON.stringify(path)} must not contain '..'`);
-  if (parts.some((s) => s.includes('\0'))) throw new RunnerSpecError(`file path ${JSON.stringify(path)} contains a NUL byte`);
+  if (/[\0\n\r]/.test(p)) throw new RunnerSpecError(`file path ${JSON.stringify(path)} contains a NUL or line break character`);
   return parts.join('/');
 }
 
