@@ -2,11 +2,11 @@
 // the CLI prints `<code>: <message>` on one line.
 export type ErrorCode =
   | 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict'
-  | 'too_many_requests' | 'unavailable';
+  | 'payload_too_large' | 'too_many_requests' | 'unavailable';
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409,
-  too_many_requests: 429, unavailable: 503,
+  payload_too_large: 413, too_many_requests: 429, unavailable: 503,
 };
 
 export class DomainError extends Error {

@@ -9,6 +9,13 @@ export interface Metrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   auditDropped: Counter;
   auditWritten: Counter;
+  executionsEnded: Counter<'state'>;
+  taskRunsEnded: Counter<'type' | 'state'>;
+  /** queue wait + run of a task-run attempt, by task type */
+  taskRunSeconds: Histogram<'type'>;
+  /** from queued to picked up by a worker */
+  jobWaitSeconds: Histogram<'queue'>;
+  jobFailures: Counter<'queue'>;
 }
 
 export function createMetrics(): Metrics {
@@ -24,5 +31,16 @@ export function createMetrics(): Metrics {
     }),
     auditDropped: new Counter({ name: 'svc_audit_events_dropped_total', help: 'authorization audit events dropped because the in-memory queue was full or a batch failed', registers: [registry] }),
     auditWritten: new Counter({ name: 'svc_audit_events_written_total', help: 'authorization audit events written', registers: [registry] }),
+    executionsEnded: new Counter({ name: 'svc_workflow_executions_ended_total', help: 'workflow executions that ended, by final state', labelNames: ['state'] as const, registers: [registry] }),
+    taskRunsEnded: new Counter({ name: 'svc_workflow_task_runs_ended_total', help: 'task-run attempts that ended, by task type and state', labelNames: ['type', 'state'] as const, registers: [registry] }),
+    taskRunSeconds: new Histogram({
+      name: 'svc_workflow_task_run_seconds', help: 'duration of task-run attempts by task type', labelNames: ['type'] as const, registers: [registry],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600, 3600],
+    }),
+    jobWaitSeconds: new Histogram({
+      name: 'svc_queue_job_wait_seconds', help: 'time from a job being queued (or due) to a worker taking it, by queue', labelNames: ['queue'] as const, registers: [registry],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
+    }),
+    jobFailures: new Counter({ name: 'svc_queue_job_failures_total', help: 'jobs whose processor failed, by queue', labelNames: ['queue'] as const, registers: [registry] }),
   };
 }

@@ -13,6 +13,8 @@ import { AccessResolver } from './access/access.js';
 import { AuditSink } from './audit/sink.js';
 import { RateLimiter } from './auth/rate-limit.js';
 import { RedisInvalidator } from './util/invalidation.js';
+import { Queues } from './jobs/queues.js';
+import { Sealer } from './secrets/seal.js';
 
 export interface Services {
   config: Config;
@@ -30,6 +32,10 @@ export interface Services {
   loginLimiter: RateLimiter;
   /** Token endpoint requests per address and client id (in memory, this replica). */
   tokenLimiter: RateLimiter;
+  /** BullMQ queues, created on first use. */
+  queues: Queues;
+  /** Seals and unseals stored secrets with secrets.master_key. */
+  sealer: Sealer;
   /** Redis for BullMQ and invalidation, connected on first use. */
   redis(): Redis;
   /** Registers teardown run by close(), last registered first. */
@@ -40,6 +46,8 @@ export interface Services {
 export interface ServiceOverrides {
   clock?: Clock;
   logging?: Logging;
+  /** BullMQ key prefix (default `svc`); tests use their own to share one Redis. */
+  queuePrefix?: string;
 }
 
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
@@ -58,6 +66,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     return redis;
   };
   const invalidator = new RedisInvalidator(getRedis);
+  const queues = new Queues(getRedis, overrides.queuePrefix ?? 'svc');
   const rl = config.rate_limit;
   return {
     config,
@@ -79,10 +88,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     }, logging.module('svc::audit'), { dropped: (n) => metrics.auditDropped.inc(n), written: (n) => metrics.auditWritten.inc(n) }),
     loginLimiter: new RateLimiter({ max: rl.login_max_attempts, windowMs: rl.login_window_secs * 1000, lockoutMs: rl.login_lockout_secs * 1000 }, clock),
     tokenLimiter: new RateLimiter({ max: rl.token_max_attempts, windowMs: rl.token_window_secs * 1000, lockoutMs: rl.token_lockout_secs * 1000 }, clock),
+    queues,
+    sealer: new Sealer(config.secrets.master_key),
     redis: getRedis,
     onClose(fn) { closers.push(fn); },
     async close() {
       for (const c of closers.reverse()) await c().catch(() => {});
+      await queues.close();
       await this.audit.stop().catch(() => {});
       if (redis) await redis.quit().catch(() => redis!.disconnect());
       s3.close();

@@ -1,4 +1,93 @@
-// Placeholder: the machine-identity capability registers `svc client ...` and `svc idp ...` here.
-import type { Command } from 'commander';
+// `svc client add|list|rotate|delete` and `svc idp rotate-key`: the machine identity provider
+// from the command line. Heavy modules are imported inside the actions.
+import { Command } from 'commander';
 
-export function registerMachineCommands(_program: Command): void {}
+import type { Config } from '../config/index.js';
+import type { Db } from '../db/index.js';
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** Validated configuration, a migrated database, `fn`, one-line errors (as every command). */
+async function run(fn: (db: Db, cfg: Config) => Promise<void>): Promise<void> {
+  const { loadCheckedConfig } = await import('./config.js');
+  const { withMigratedDb } = await import('./db.js');
+  const cfg = loadCheckedConfig();
+  await withMigratedDb(cfg, (db) => fn(db, cfg));
+}
+
+export function registerMachineCommands(program: Command): void {
+  const client = program.command('client').description('OAuth clients of the machine identity provider');
+
+  client.command('add')
+    .description('create a client; prints `client_id: ...` and `client_secret: ...` (the secret is shown this once)')
+    .requiredOption('--name <name>', 'what the client is')
+    .requiredOption('--audience <aud>', 'an audience the client may ask tokens for (repeatable)', collect)
+    .option('--scope <scope>', 'a scope the client may ask for (repeatable; none: any scope)', collect, [])
+    .option('--workspace <slug>', 'the workspace the client belongs to')
+    .option('--token-exchange', 'also allow token exchange (acting for people who present their token)')
+    .action(async (opts: { name: string; audience: string[]; scope: string[]; workspace?: string; tokenExchange?: boolean }) => {
+      await run(async (db) => {
+        const { createClient, CLI_ACTOR, GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE } = await import('../idp/clients.js');
+        const c = await createClient(db, CLI_ACTOR, {
+          name: opts.name, audiences: opts.audience, scopes: opts.scope, workspace: opts.workspace ?? null,
+          grant_types: opts.tokenExchange ? [GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE] : [GRANT_CLIENT_CREDENTIALS],
+        });
+        process.stdout.write(`client_id: ${c.client_id}\nclient_secret: ${c.client_secret}\n`);
+      });
+    });
+
+  client.command('list')
+    .description('list clients (never their secrets)')
+    .action(async () => {
+      await run(async (db) => {
+        const { listClients } = await import('../idp/clients.js');
+        const rows = await listClients(db);
+        if (rows.length === 0) { process.stdout.write('no clients\n'); return; }
+        const table = [['CLIENT_ID', 'NAME', 'AUDIENCES', 'GRANTS', 'WORKSPACE', 'CREATED']].concat(rows.map((c) => [
+          c.client_id, c.name, c.audiences.join(','),
+          c.grant_types.map((g) => (g === 'client_credentials' ? 'client_credentials' : 'token_exchange')).join(','),
+          c.workspace ?? '-', c.created_at.toISOString(),
+        ]));
+        const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
+        for (const r of table) process.stdout.write(r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]))).join('  ') + '\n');
+      });
+    });
+
+  client.command('rotate')
+    .description('replace a client\'s secret (the old one stops working at once); prints the new one')
+    .argument('<client_id>')
+    .action(async (clientId: string) => {
+      await run(async (db) => {
+        const { rotateClientSecret, CLI_ACTOR } = await import('../idp/clients.js');
+        const c = await rotateClientSecret(db, CLI_ACTOR, clientId, new Date());
+        process.stdout.write(`client_id: ${c.client_id}\nclient_secret: ${c.client_secret}\n`);
+      });
+    });
+
+  client.command('delete')
+    .description('delete a client (tokens it already holds stay valid until they expire)')
+    .argument('<client_id>')
+    .action(async (clientId: string) => {
+      await run(async (db) => {
+        const { deleteClient, CLI_ACTOR } = await import('../idp/clients.js');
+        await deleteClient(db, CLI_ACTOR, clientId);
+        process.stdout.write(`deleted: ${clientId}\n`);
+      });
+    });
+  client.action(() => { client.help({ error: true }); });
+
+  const idp = program.command('idp').description('the machine identity provider');
+  idp.command('rotate-key')
+    .description('create a new signing key and retire the active one (kept in the key set until the tokens it signed have expired)')
+    .action(async () => {
+      await run(async (db, cfg) => {
+        const { Sealer } = await import('../secrets/seal.js');
+        const { rotateSigningKey } = await import('../idp/keys.js');
+        const r = await rotateSigningKey(db, new Sealer(cfg.secrets.master_key), new Date());
+        process.stdout.write(`kid: ${r.kid}\n`);
+        if (r.retired) process.stdout.write(`retired: ${r.retired.kid} (published until ${r.retired.notAfter.toISOString()})\n`);
+        if (!cfg.secrets.master_key) process.stderr.write('warning: secrets.master_key is not set: the new private key is stored unsealed\n');
+      });
+    });
+  idp.action(() => { idp.help({ error: true }); });
+}

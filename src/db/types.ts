@@ -1,5 +1,6 @@
 // Table types of the metadata database, kept beside migrations/ (one migration, one change here).
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { WorkflowTables } from './workflow-types.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -66,6 +67,8 @@ export interface SessionsTable {
   id_hash: Buffer;
   user_id: string;
   sub: string | null;
+  /** The identity provider's session id (`sid`), for back-channel logout by sid. */
+  sid: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   last_seen_at: Timestamp;
   expires_at: Timestamp;
@@ -86,7 +89,79 @@ export interface AuditEventsTable {
   details: ColumnType<unknown, string | undefined, string>;
 }
 
-export interface Database {
+// ---- machines (migrations/0003_machines.sql) ----
+
+export interface OAuthClientsTable {
+  client_id: string;
+  name: string;
+  secret_hash: Buffer;
+  audiences: string[];
+  scopes: ColumnType<string[], string[] | undefined, string[]>;
+  grant_types: ColumnType<string[], string[] | undefined, string[]>;
+  workspace_id: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+  secret_rotated_at: Timestamp;
+}
+
+export interface IdpSigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: ColumnType<Record<string, unknown>, string, string>;
+  private_key: string;
+  sealed: boolean;
+  created_at: ColumnType<Date, Date | string, never>;
+  retired_at: Date | null;
+  not_after: Date | null;
+}
+
+export interface ConnectionsTable {
+  id: Generated<string>;
+  workspace_id: string;
+  name: string;
+  kind: 'database' | 'storage';
+  config: ColumnType<Record<string, unknown>, string | undefined, string>;
+  secret_sealed: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export interface PolicyServicesTable {
+  workspace_id: string;
+  policy_version: ColumnType<string, number | string | undefined, number | string>;
+  policy_update_time: Date | null;
+  tag_version: ColumnType<string, number | string | undefined, number | string>;
+  tag_update_time: Date | null;
+}
+
+export interface PoliciesTable {
+  id: Generated<string>;
+  guid: Generated<string>;
+  workspace_id: string;
+  name: string;
+  description: Generated<string>;
+  is_enabled: Generated<boolean>;
+  resources: ColumnType<unknown, string, string>;
+  allow_items: ColumnType<unknown, string | undefined, string>;
+  deny_items: ColumnType<unknown, string | undefined, string>;
+  version: Generated<number>;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface PolicyTagsTable {
+  id: Generated<string>;
+  guid: Generated<string>;
+  workspace_id: string;
+  type: string;
+  attributes: ColumnType<Record<string, string>, string | undefined, string>;
+  resources: ColumnType<unknown, string, string>;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export interface Database extends WorkflowTables {
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;
@@ -95,6 +170,12 @@ export interface Database {
   workspace_role_grants: WorkspaceRoleGrantsTable;
   sessions: SessionsTable;
   audit_events: AuditEventsTable;
+  oauth_clients: OAuthClientsTable;
+  idp_signing_keys: IdpSigningKeysTable;
+  connections: ConnectionsTable;
+  policy_services: PolicyServicesTable;
+  policies: PoliciesTable;
+  policy_tags: PolicyTagsTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -1,0 +1,204 @@
+// The policy service (policy_service.enabled): a read-only API under /service/ shaped like Apache
+// Ranger's plugin API, polled by engine plugins, and its administration under /api/ for workspace
+// administrators. With the switch off, every one of these routes answers exactly as an unknown
+// route (not mounted); `svc openapi` still documents them.
+// Plugin API authentication: with policy_service.auth_token empty it is open (read-only, keep it
+// off the internet); with a token set, `Authorization: Bearer <token>` (or HTTP Basic with the
+// token as password, which Ranger's REST client can send) is required, else 401.
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { errorBody } from '../../errors.js';
+import { errorSchema } from '../../schemas.js';
+import { guard } from '../../plugins/auth.js';
+import { actorOf } from '../admin.js';
+import { bearerToken, secretEquals } from '../../../catalog/gate.js';
+import {
+  createPolicy, createTag, deletePolicy, deleteTag, downloadPolicies, downloadTags, listPolicies, listTags,
+  rangerServiceList, serviceVersions, updatePolicy, type PolicyView, type TagView,
+} from '../../../policy/policies.js';
+import { ACCESS_TYPES, RESOURCES } from '../../../policy/service-def.js';
+
+function presentedToken(authorization: string | undefined): string | null {
+  const bearer = bearerToken(authorization);
+  if (bearer) return bearer;
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization ?? '');
+  if (!m) return null;
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon >= 0 ? decoded.slice(colon + 1) : null;
+}
+
+const notMounted = (req: FastifyRequest, reply: FastifyReply) =>
+  reply.status(404).send(errorBody(404, `no route for ${req.method} ${req.url.split('?')[0]}`));
+
+const rangerLoose = z.looseObject({}).meta({ description: 'Apache Ranger JSON' });
+const serviceParams = z.object({ service: z.string().min(1).max(63) });
+const downloadQuery = z.looseObject({
+  lastKnownVersion: z.coerce.number().int().optional().meta({ description: 'the version the plugin holds; equal to the current one: 304 with no body' }),
+  lastActivationTime: z.string().optional(),
+  pluginId: z.string().optional(),
+  clusterName: z.string().optional(),
+});
+
+/** The plugin API: /service/... */
+function pluginApi(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.addHook('onRequest', async (req, reply) => {
+      const cfg = ctx.services().config.policy_service;
+      if (!cfg.enabled) return notMounted(req, reply);
+      if (cfg.auth_token === '') return;
+      const token = presentedToken(req.headers.authorization);
+      if (token !== null && secretEquals(token, cfg.auth_token)) return;
+      reply.header('www-authenticate', 'Bearer realm="svc-policy"');
+      return reply.status(401).send(errorBody(401, token === null
+        ? 'the policy service requires its token: send Authorization: Bearer <policy_service.auth_token>'
+        : 'wrong policy service token'));
+    });
+
+    const errors = { 401: errorSchema, 404: errorSchema };
+
+    app.get('/service/plugins/services', {
+      schema: { tags: ['policy service'], summary: 'Policy services (one per workspace), as Ranger\'s RangerServiceList', response: { 200: rangerLoose, ...errors } },
+    }, async () => rangerServiceList(ctx.services().db));
+
+    app.get('/service/plugins/policies/download/:service', {
+      schema: {
+        tags: ['policy service'], summary: 'Policies of a service as Ranger\'s ServicePolicies; 304 when lastKnownVersion is current',
+        params: serviceParams, querystring: downloadQuery,
+        response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
+      },
+    }, async (req, reply) => {
+      const d = await downloadPolicies(ctx.services().db, req.params.service, req.query.lastKnownVersion);
+      if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
+      if (d.kind === 'not_modified') return reply.status(304).send(null);
+      return d.body;
+    });
+
+    app.get('/service/tags/download/:service', {
+      schema: {
+        tags: ['policy service'], summary: 'Resource tags of a service as Ranger\'s ServiceTags; 304 when lastKnownVersion is current',
+        params: serviceParams, querystring: downloadQuery,
+        response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
+      },
+    }, async (req, reply) => {
+      const d = await downloadTags(ctx.services().db, req.params.service, req.query.lastKnownVersion);
+      if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
+      if (d.kind === 'not_modified') return reply.status(304).send(null);
+      return d.body;
+    });
+  };
+}
+
+const resourcesSchema = z.object(Object.fromEntries(RESOURCES.map((r) => [r, z.array(z.string().min(1).max(1024)).min(1).max(1000).optional()])) as Record<(typeof RESOURCES)[number], z.ZodOptional<z.ZodArray<z.ZodString>>>)
+  .strict().meta({ description: 'resource values per level (catalog > schema > table > column); `*` and `?` are wildcards' });
+const itemSchema = z.object({
+  users: z.array(z.string().min(1).max(255)).max(1000).optional(),
+  groups: z.array(z.string().min(1).max(255)).max(1000).optional(),
+  roles: z.array(z.string().min(1).max(255)).max(1000).optional(),
+  accesses: z.array(z.enum(ACCESS_TYPES)).min(1),
+  delegate_admin: z.boolean().optional(),
+}).strict();
+const policyBody = z.object({
+  name: z.string().min(1).max(255),
+  description: z.string().max(4000).optional(),
+  is_enabled: z.boolean().optional(),
+  resources: resourcesSchema,
+  allow: z.array(itemSchema).max(100).optional(),
+  deny: z.array(itemSchema).max(100).optional(),
+}).strict();
+const itemOut = z.object({ users: z.array(z.string()).optional(), groups: z.array(z.string()).optional(), roles: z.array(z.string()).optional(), accesses: z.array(z.string()), delegate_admin: z.boolean().optional() });
+const policySchema = z.object({
+  id: z.string(), guid: z.string(), name: z.string(), description: z.string(), is_enabled: z.boolean(),
+  resources: z.record(z.string(), z.array(z.string())),
+  allow: z.array(itemOut), deny: z.array(itemOut),
+  version: z.number(), created_at: z.string(), updated_at: z.string(),
+});
+const tagSchema = z.object({ id: z.string(), guid: z.string(), type: z.string(), attributes: z.record(z.string(), z.string()), resources: z.record(z.string(), z.array(z.string())), created_at: z.string() });
+const pView = (p: PolicyView) => ({ ...p, created_at: p.created_at.toISOString(), updated_at: p.updated_at.toISOString() });
+const tView = (t: TagView) => ({ ...t, created_at: t.created_at.toISOString() });
+
+/** Administration: /api/workspaces/{ws}/policies and /tags (ws_admin). */
+function adminApi(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.addHook('onRequest', async (req, reply) => {
+      if (!ctx.services().config.policy_service.enabled) return notMounted(req, reply);
+    });
+    const wsAdmin = guard(ctx, (req) => ({ workspace: (req.params as { ws: string }).ws, role: 'ws_admin' }));
+    const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema };
+    const ws = z.object({ ws: z.string().min(1).max(63) });
+    const wsId = z.object({ ws: z.string().min(1).max(63), id: z.string().min(1).max(20) });
+    const service = z.object({ name: z.string(), policy_version: z.number(), tag_version: z.number() });
+
+    app.get('/api/workspaces/:ws/policies', {
+      preHandler: wsAdmin,
+      schema: { tags: ['policy service'], summary: 'Access policies of the workspace\'s policy service', params: ws, response: { 200: z.object({ service, policies: z.array(policySchema) }), ...errors } },
+    }, async (req) => {
+      const db = ctx.services().db;
+      return { service: await serviceVersions(db, req.params.ws), policies: (await listPolicies(db, req.params.ws)).map(pView) };
+    });
+
+    app.post('/api/workspaces/:ws/policies', {
+      preHandler: wsAdmin,
+      schema: { tags: ['policy service'], summary: 'Create an access policy (bumps the policy version)', params: ws, body: policyBody, response: { 201: policySchema.extend({ policy_version: z.number() }), ...errors } },
+    }, async (req, reply) => {
+      const s = ctx.services();
+      const p = await createPolicy(s.db, actorOf(req), req.params.ws, req.body, s.clock.now());
+      return reply.status(201).send({ ...pView(p), policy_version: p.policy_version });
+    });
+
+    app.put('/api/workspaces/:ws/policies/:id', {
+      preHandler: wsAdmin,
+      schema: { tags: ['policy service'], summary: 'Replace an access policy (bumps the policy version)', params: wsId, body: policyBody, response: { 200: policySchema.extend({ policy_version: z.number() }), ...errors } },
+    }, async (req) => {
+      const s = ctx.services();
+      const p = await updatePolicy(s.db, actorOf(req), req.params.ws, req.params.id, req.body, s.clock.now());
+      return { ...pView(p), policy_version: p.policy_version };
+    });
+
+    app.delete('/api/workspaces/:ws/policies/:id', {
+      preHandler: wsAdmin,
+      schema: { tags: ['policy service'], summary: 'Delete an access policy (bumps the policy version)', params: wsId, response: { 200: z.object({ policy_version: z.number() }), ...errors } },
+    }, async (req) => {
+      const s = ctx.services();
+      return { policy_version: await deletePolicy(s.db, actorOf(req), req.params.ws, req.params.id, s.clock.now()) };
+    });
+
+    app.get('/api/workspaces/:ws/tags', {
+      preHandler: wsAdmin,
+      schema: { tags: ['policy service'], summary: 'Resource tags of the workspace\'s policy service', params: ws, response: { 200: z.object({ service, tags: z.array(tagSchema) }), ...errors } },
+    }, async (req) => {
+      const db = ctx.services().db;
+      return { service: await serviceVersions(db, req.params.ws), tags: (await listTags(db, req.params.ws)).map(tView) };
+    });
+
+    app.post('/api/workspaces/:ws/tags', {
+      preHandler: wsAdmin,
+      schema: {
+        tags: ['policy service'], summary: 'Tag resources (bumps the tag version)', params: ws,
+        body: z.object({ type: z.string().min(1).max(255), attributes: z.record(z.string(), z.string().max(4000)).optional(), resources: resourcesSchema }).strict(),
+        response: { 201: tagSchema.extend({ tag_version: z.number() }), ...errors },
+      },
+    }, async (req, reply) => {
+      const s = ctx.services();
+      const t = await createTag(s.db, actorOf(req), req.params.ws, req.body, s.clock.now());
+      return reply.status(201).send({ ...tView(t), tag_version: t.tag_version });
+    });
+
+    app.delete('/api/workspaces/:ws/tags/:id', {
+      preHandler: wsAdmin,
+      schema: { tags: ['policy service'], summary: 'Remove a tag (bumps the tag version)', params: wsId, response: { 200: z.object({ tag_version: z.number() }), ...errors } },
+    }, async (req) => {
+      const s = ctx.services();
+      return { tag_version: await deleteTag(s.db, actorOf(req), req.params.ws, req.params.id, s.clock.now()) };
+    });
+  };
+}
+
+export function policyRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    await app.register(pluginApi(ctx));
+    await app.register(adminApi(ctx));
+  };
+}

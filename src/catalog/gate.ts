@@ -1,0 +1,58 @@
+// The gate in front of /catalog/* (SPEC 5.2.2, 5.2.3): an engine presents a bearer JWT minted by
+// this service whose `aud` includes oidc.catalog_audience (signature by a published key of this
+// service, `iss` equal to the idp issuer, not expired by the service clock); an administrator
+// presents the static catalog.auth_token (compared in constant time). Anything else is refused.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Services } from '../services.js';
+import { machines } from '../idp/state.js';
+import { verifyOwnToken } from '../idp/tokens.js';
+
+export type CatalogPrincipal =
+  | { kind: 'admin' }
+  | { kind: 'token'; sub: string; clientId: string | null; actor: string | null; scope: string };
+
+export class CatalogAuthError extends Error {
+  override name = 'CatalogAuthError';
+  /** Whether a token was presented (RFC 6750: error="invalid_token" then). */
+  constructor(message: string, readonly presented: boolean) { super(message); }
+}
+
+/** Constant-time equality of two secrets of any length (compares their SHA-256). */
+export function secretEquals(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a, 'utf8').digest();
+  const hb = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(ha, hb) && a.length === b.length;
+}
+
+export function bearerToken(authorization: string | undefined): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return m ? m[1] : null;
+}
+
+export async function authenticateCatalog(s: Services, authorization: string | undefined): Promise<CatalogPrincipal> {
+  const token = bearerToken(authorization);
+  if (!token) throw new CatalogAuthError('a bearer token is required: a JWT of this service for the catalog audience, or the catalog administration token', false);
+  const adminToken = s.config.catalog.auth_token;
+  if (adminToken && secretEquals(token, adminToken)) return { kind: 'admin' };
+  const m = machines(s);
+  const audience = s.config.oidc.catalog_audience;
+  try {
+    const p = await verifyOwnToken(m.keys, s.clock, m.issuer, token, audience);
+    const act = p.act as { sub?: unknown } | undefined;
+    return {
+      kind: 'token', sub: String(p.sub),
+      clientId: typeof p.client_id === 'string' ? p.client_id : null,
+      actor: typeof act?.sub === 'string' ? act.sub : null,
+      scope: typeof p.scope === 'string' ? p.scope : '',
+    };
+  } catch (err) {
+    const e = err as { code?: string; claim?: string; message?: string; name?: string };
+    const why = e.code === 'ERR_JWT_EXPIRED' ? 'the token has expired'
+      : e.code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && e.claim === 'aud' ? `the token's aud does not include ${audience}`
+      : e.code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && e.claim === 'iss' ? `the token was not issued by ${m.issuer}`
+      : e.name === 'UnknownKeyError' ? 'the token was not signed by a key of this service'
+      : e.code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' ? 'bad signature'
+      : 'not a valid token of this service';
+    throw new CatalogAuthError(`invalid token: ${why}`, true);
+  }
+}

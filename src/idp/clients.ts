@@ -1,0 +1,158 @@
+// OAuth clients of the machine identity provider (table oauth_clients), managed by a
+// platform_admin through /api/clients or `svc client ...`.
+// - client_id: `svc-` and 16 random bytes (base64url); client_secret: `svcs_` and 32 random bytes
+//   (base64url). The secret is shown once and stored only as SHA-256: with 256 bits of entropy a
+//   fast hash is as strong as a slow one (no dictionary to search), and it keeps the token
+//   endpoint cheap. Comparison is constant time.
+// - Each client has allowed audiences (at least one), optional allowed scopes (none: any
+//   well-formed scope), grant types (client_credentials by default; token exchange is opt-in
+//   because it lets the client act for people) and an optional workspace.
+// - Changes are governance events, recorded in the same transaction.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../db/index.js';
+import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
+import { recordGovernance } from '../audit/governance.js';
+import { findWorkspace } from '../workspaces/workspaces.js';
+
+export const GRANT_CLIENT_CREDENTIALS = 'client_credentials';
+export const GRANT_TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const GRANT_TYPES = [GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+
+export const CLIENT_SECRET_PREFIX = 'svcs_';
+
+/** Who made a change: a signed-in administrator, or the command line (no user). */
+export interface ChangeActor { id: string | null; email: string | null }
+export const CLI_ACTOR: ChangeActor = { id: null, email: 'svc-cli' };
+
+export interface ClientView {
+  client_id: string;
+  name: string;
+  audiences: string[];
+  scopes: string[];
+  grant_types: string[];
+  workspace: string | null;
+  created_at: Date;
+  secret_rotated_at: Date;
+}
+
+export interface ClientInput {
+  name: string;
+  audiences: string[];
+  scopes?: string[];
+  grant_types?: string[];
+  workspace?: string | null;
+}
+
+/** RFC 6749 3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */
+export const SCOPE_TOKEN_RE = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+const AUDIENCE_RE = /^[\x21-\x7E]{1,255}$/;
+
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+export function newClientSecret(): string {
+  return CLIENT_SECRET_PREFIX + randomBytes(32).toString('base64url');
+}
+
+function newClientId(): string {
+  return 'svc-' + randomBytes(16).toString('base64url');
+}
+
+function validate(input: ClientInput): { name: string; audiences: string[]; scopes: string[]; grant_types: string[] } {
+  const name = input.name.trim();
+  if (!name || name.length > 255) throw badRequest('client name must be 1-255 characters');
+  const audiences = [...new Set(input.audiences.map((a) => a.trim()))];
+  if (audiences.length === 0) throw badRequest('a client needs at least one audience');
+  for (const a of audiences) if (!AUDIENCE_RE.test(a)) throw badRequest(`invalid audience ${JSON.stringify(a)}: 1-255 printable characters, no spaces`);
+  const scopes = [...new Set(input.scopes ?? [])];
+  for (const s of scopes) if (!SCOPE_TOKEN_RE.test(s)) throw badRequest(`invalid scope ${JSON.stringify(s)}: RFC 6749 scope tokens have no spaces, quotes or backslashes`);
+  const grant_types = [...new Set(input.grant_types ?? [GRANT_CLIENT_CREDENTIALS])];
+  if (grant_types.length === 0) throw badRequest('a client needs at least one grant type');
+  for (const g of grant_types) if (!(GRANT_TYPES as readonly string[]).includes(g)) throw badRequest(`unsupported grant type ${JSON.stringify(g)}: use ${GRANT_TYPES.join(' or ')}`);
+  return { name, audiences, scopes, grant_types };
+}
+
+function baseQuery(db: Db) {
+  return db.selectFrom('oauth_clients as c').leftJoin('workspaces as w', 'w.id', 'c.workspace_id')
+    .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.created_at', 'c.secret_rotated_at']);
+}
+
+export function listClients(db: Db): Promise<ClientView[]> {
+  return baseQuery(db).orderBy('c.created_at').orderBy('c.client_id').execute();
+}
+
+export async function getClient(db: Db, clientId: string): Promise<ClientView> {
+  const c = await baseQuery(db).where('c.client_id', '=', clientId).executeTakeFirst();
+  if (!c) throw notFound(`client does not exist: ${clientId}`);
+  return c;
+}
+
+/** Creates a client; the secret is returned this once. */
+export async function createClient(db: Db, actor: ChangeActor, input: ClientInput): Promise<ClientView & { client_secret: string }> {
+  const v = validate(input);
+  const secret = newClientSecret();
+  return db.transaction().execute(async (tx) => {
+    let workspaceId: string | null = null;
+    if (input.workspace) {
+      const ws = await findWorkspace(tx, input.workspace);
+      if (!ws) throw notFound(`workspace does not exist: ${input.workspace}`);
+      workspaceId = ws.id;
+    }
+    const clientId = newClientId();
+    try {
+      await tx.insertInto('oauth_clients').values({
+        client_id: clientId, name: v.name, secret_hash: hashSecret(secret), audiences: v.audiences, scopes: v.scopes,
+        grant_types: v.grant_types, workspace_id: workspaceId, created_by: actor.id,
+      }).execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('client id collision; try again');
+      throw err;
+    }
+    await recordGovernance(tx, {
+      action: 'client.create', actorId: actor.id, actor: actor.email, target: `client:${clientId}`,
+      workspace: input.workspace ?? null,
+      details: { name: v.name, audiences: v.audiences, scopes: v.scopes, grant_types: v.grant_types },
+    });
+    return { ...(await getClient(tx, clientId)), client_secret: secret };
+  });
+}
+
+/** Replaces the secret (the old one stops working at once); the new one is returned this once. */
+export async function rotateClientSecret(db: Db, actor: ChangeActor, clientId: string, now: Date): Promise<ClientView & { client_secret: string }> {
+  const secret = newClientSecret();
+  return db.transaction().execute(async (tx) => {
+    const row = await tx.updateTable('oauth_clients').set({ secret_hash: hashSecret(secret), secret_rotated_at: now })
+      .where('client_id', '=', clientId).returning('client_id').executeTakeFirst();
+    if (!row) throw notFound(`client does not exist: ${clientId}`);
+    const c = await getClient(tx, clientId);
+    await recordGovernance(tx, { action: 'client.rotate', actorId: actor.id, actor: actor.email, target: `client:${clientId}`, workspace: c.workspace });
+    return { ...c, client_secret: secret };
+  });
+}
+
+export async function deleteClient(db: Db, actor: ChangeActor, clientId: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const c = await getClient(tx, clientId);
+    await tx.deleteFrom('oauth_clients').where('client_id', '=', clientId).execute();
+    await recordGovernance(tx, { action: 'client.delete', actorId: actor.id, actor: actor.email, target: `client:${clientId}`, workspace: c.workspace, details: { name: c.name } });
+  });
+}
+
+// Compared when the client id is unknown, so both answers take the same time.
+const DUMMY_HASH = hashSecret('svc-no-such-client');
+
+/** The client when `secret` is its current secret, else null (constant-time comparison). */
+export async function authenticateClient(db: Db, clientId: string, secret: string): Promise<ClientView | null> {
+  const row = clientId.length <= 128
+    ? await db.selectFrom('oauth_clients as c').leftJoin('workspaces as w', 'w.id', 'c.workspace_id')
+      .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.created_at', 'c.secret_rotated_at', 'c.secret_hash'])
+      .where('c.client_id', '=', clientId).executeTakeFirst()
+    : undefined;
+  const presented = hashSecret(secret);
+  const ok = timingSafeEqual(presented, row?.secret_hash ?? DUMMY_HASH) && row !== undefined;
+  if (!ok || !row) return null;
+  const { secret_hash: _h, ...client } = row;
+  return client;
+}
