@@ -1,0 +1,49 @@
+# syntax=docker/dockerfile:1
+# The `svc` image: a small, non-root runtime running `svc serve`.
+#
+#   docker build -t svc:$(node -p "require('./package.json').version") .
+#
+# Three stages: `build` compiles TypeScript with the dev dependencies, `deps` installs the
+# production dependencies only, `runtime` gets the compiled code, the SQL migrations, the browser
+# UI's static files and the production node_modules, and nothing else. Every RUN step is a plain shell command so CI can
+# replay it outside a container (test/chart.test.ts does that on every run).
+#
+# `npm install` from the lock, not `npm ci`: the registry these machines reach lacks some other
+# platforms' optional packages (msgpackr-extract), which `npm ci` refuses (scripts/setup.sh).
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm install --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm install --omit=dev --no-audit --no-fund
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
+COPY bin ./bin
+COPY migrations ./migrations
+COPY ui ./ui
+COPY --from=build /src/dist ./dist
+# `svc` on PATH; a fixed non-root uid/gid (10001) that the Helm chart's securityContext names.
+# The application files stay owned by root: the process cannot modify its own code.
+RUN chmod 0755 /app/bin/svc.js && ln -s /app/bin/svc.js /usr/local/bin/svc && groupadd --system --gid 10001 svc && useradd --system --uid 10001 --gid svc --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin svc
+USER 10001:10001
+# 8080: HTTP API (server.port); 8081: data-apps listener (apps.listen, only when apps.origin is set)
+EXPOSE 8080 8081
+# No curl in the slim image: node's fetch against /healthz on server.port.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.SVC_SERVER__PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# svc.toml is read from the working directory (the chart mounts it at /etc/svc and sets
+# workingDir there); SVC_<SECTION>__<KEY> variables override it.
+ENTRYPOINT ["svc"]
+CMD ["serve"]
