@@ -19,6 +19,9 @@ import { workspaceRoutes } from './routes/workspaces.js';
 import { oidcRoutes } from './routes/oidc.js';
 import { machinesRoutes } from './routes/machines.js';
 import { uiRoutes } from './routes/ui.js';
+import { workflowRoutes } from './routes/workflows.js';
+import { webhooksRoutes } from './routes/webhooks.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { installSessionLayer } from './plugins/auth.js';
 import type { AppContext } from './context.js';
 import { VERSION } from '../version.js';
@@ -72,6 +75,9 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   await app.register(workspaceRoutes(ctx));
   await app.register(oidcRoutes(ctx));
   await app.register(machinesRoutes(ctx));
+  await app.register(workflowRoutes(ctx));
+  await app.register(webhooksRoutes(ctx));
+  await app.register(dashboardRoutes(ctx));
   await app.register(uiRoutes(ctx));
   return app;
 }

@@ -6,7 +6,7 @@ import { createServices, type Services } from '../services.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { buildApp } from '../api/app.js';
 import { loadCheckedConfig } from './config.js';
-import { startMaintenance } from '../jobs/maintenance.js';
+import { startLoops } from '../jobs/loops.js';
 import { fail, oneLine } from './errors.js';
 
 export const DRAIN_MS = 55_000;
@@ -37,6 +37,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   }
   services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed'));
 
+  await redisAnswers(services);
   await startLoops(services);
   const app = await buildApp({ services, logger: services.logging.module('svc::api') });
   for (const p of opts.plugins ?? []) await app.register(p);
@@ -59,19 +60,6 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     return stopping;
   };
   return { app, services, address, stop };
-}
-
-/** The background loops `svc serve` runs; each registers its own teardown on services. */
-async function startLoops(services: Services): Promise<void> {
-  await redisAnswers(services);
-  services.audit.start();
-  const stopListening = await services.invalidator.listen((m) => {
-    if (m.kind === 'session') services.sessions.forget(m.keys);
-    else services.access.forget(m.keys);
-  });
-  services.onClose(stopListening);
-  const maintenance = await startMaintenance(services);
-  services.onClose(() => maintenance.close());
 }
 
 export async function serveCommand(opts: StartOptions = {}): Promise<void> {

@@ -1,51 +1,290 @@
-// Housekeeping as BullMQ jobs: one queue, job schedulers for periodic work (each fires once per
-// period across all replicas), processors in every `svc serve` process.
-//   audit-retention   hourly: audit rows older than audit.retention_days (skipped when <= 0)
-//   session-cleanup   hourly: sessions past their absolute lifetime
-import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+// Housekeeping as BullMQ jobs on the `maintenance` queue: job schedulers for periodic work (each
+// fires once per period across all replicas), processors in every `svc serve` process.
+//   audit-retention            hourly: audit rows older than audit.retention_days
+//   access-log-retention       hourly: Data API access-log rows older than data_api.access_log_retention_days
+//   task-log-retention         hourly: task log lines older than workflow.log_retention_days
+//   execution-file-retention   hourly: files of executions that ended more than workflow.storage_retention_days ago
+//   kept-container-retention   hourly: containers/pods kept with taskRunner.delete false, after
+//                              workflow.kept_container_retention_days (only with a container runner)
+//   session-cleanup            hourly: sessions past their absolute lifetime
+// A retention of 0 (or, for audit, negative) keeps the rows for ever: its scheduler is removed and
+// the server logs that it declined to schedule the pruning.
+//
+// Also here: the `audit` queue. AuditSink batches are handed over as jobs (one job per batch, job
+// id = the batch's UUID) and a worker writes each batch in one INSERT, so an API process that dies
+// loses nothing it already handed over. When Redis does not take a batch, the sink writes it
+// directly (counted in svc_audit_events_direct_total).
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Counter } from 'prom-client';
 import type { Services } from '../services.js';
-import { pruneAuditEvents } from '../audit/retention.js';
+import { QUEUE } from './queues.js';
+import { pruneAccessLog, pruneAuditEvents, pruneTaskLogs } from '../audit/retention.js';
+import { authzBatchStored, insertAuthzEvents, type AuditBatch, type AuditHandOver } from '../audit/sink.js';
+import { executionPrefix } from '../workflows/files.js';
+import { createContainerRunner, keptContainerCutoff, type ContainerRunner } from '../runners/index.js';
+import { registerQueueMetrics } from './queue-metrics.js';
 
-export const MAINTENANCE_QUEUE = 'maintenance';
+export const MAINTENANCE_QUEUE = QUEUE.maintenance;
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
-export interface MaintenanceLoop { queue: Queue; worker: Worker; close(): Promise<void> }
+export type MaintenanceJob =
+  | 'audit-retention' | 'access-log-retention' | 'task-log-retention' | 'execution-file-retention'
+  | 'kept-container-retention' | 'session-cleanup';
 
+export interface MaintenanceLoop {
+  queue: Queue;
+  worker: Worker;
+  /** Worker of the `audit` queue (null with opts.audit false). */
+  auditWorker: Worker | null;
+  close(): Promise<void>;
+}
+
+export interface MaintenanceOptions {
+  /** BullMQ key prefix; default services.queues.prefix. */
+  prefix?: string;
+  /** Period of the retention schedulers (default one hour). */
+  everyMs?: number;
+  /** Runner for kept-container removal; default: created from workflow.container_runner when not `none`. */
+  runner?: ContainerRunner | null;
+  /** Hand audit batches to the `audit` queue and run its worker (default true). */
+  audit?: boolean;
+}
+
+/** @deprecated the maintenance queue uses services.queues.prefix; kept for compatibility. */
 export function queuePrefix(): string {
   return process.env.SVC_QUEUE_PREFIX_FOR_TESTS ?? 'svc';
 }
 
-export async function startMaintenance(services: Services, opts: { prefix?: string; everyMs?: number } = {}): Promise<MaintenanceLoop> {
-  const log = services.logging.module('svc::jobs');
-  const connection = services.redis().duplicate() as unknown as ConnectionOptions;
-  const prefix = opts.prefix ?? queuePrefix();
-  const every = opts.everyMs ?? HOUR_MS;
-  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix });
-  const days = services.config.audit.retention_days;
-  if (days > 0) {
-    await queue.upsertJobScheduler('audit-retention', { every }, { name: 'audit-retention', opts: { removeOnComplete: 100, removeOnFail: 100 } });
-  } else {
-    await queue.removeJobScheduler('audit-retention');
-    log.info({ retention_days: days }, 'declined to schedule audit pruning: audit.retention_days is 0 or negative, audit rows are kept for ever');
-  }
-  await queue.upsertJobScheduler('session-cleanup', { every }, { name: 'session-cleanup', opts: { removeOnComplete: 100, removeOnFail: 100 } });
+export interface MaintenanceDeps { runner: () => Promise<ContainerRunner | null> }
 
-  const worker = new Worker(MAINTENANCE_QUEUE, async (job) => {
-    switch (job.name) {
-      case 'audit-retention': {
-        const pruned = await pruneAuditEvents(services.db, services.clock, services.config.audit.retention_days);
-        log.info({ pruned }, 'audit retention ran');
-        return { pruned };
-      }
-      case 'session-cleanup':
-        return { pruned: await services.sessions.pruneExpired() };
-      default:
-        throw new Error(`unknown maintenance job ${job.name}`);
+/** Runs one maintenance job now (the processor of the `maintenance` queue; tests call it directly). */
+export async function runMaintenanceJob(services: Services, name: string, deps: MaintenanceDeps): Promise<Record<string, unknown>> {
+  const log = services.logging.module('svc::jobs::maintenance');
+  const cfg = services.config;
+  switch (name) {
+    case 'audit-retention': {
+      const pruned = await pruneAuditEvents(services.db, services.clock, cfg.audit.retention_days);
+      log.info({ pruned }, 'audit retention ran');
+      return { pruned };
     }
-  }, { connection: services.redis().duplicate() as unknown as ConnectionOptions, prefix, concurrency: 1 });
-  worker.on('failed', (job, err) => log.warn({ job: job?.name, err: err.message }, 'maintenance job failed'));
-  return {
-    queue, worker,
-    async close() { await worker.close(); await queue.close(); },
+    case 'access-log-retention': {
+      const pruned = await pruneAccessLog(services.db, services.clock, cfg.data_api.access_log_retention_days);
+      log.info({ pruned }, 'Data API access-log retention ran');
+      return { pruned };
+    }
+    case 'task-log-retention': {
+      const pruned = await pruneTaskLogs(services.db, services.clock, cfg.workflow.log_retention_days);
+      log.info({ pruned }, 'task log retention ran');
+      return { pruned };
+    }
+    case 'execution-file-retention': {
+      const r = await pruneExecutionFiles(services, cfg.workflow.storage_retention_days);
+      log.info(r, 'execution file retention ran');
+      return { ...r };
+    }
+    case 'kept-container-retention': {
+      const cutoff = keptContainerCutoff(cfg, services.clock.now());
+      const runner = cutoff ? await deps.runner() : null;
+      if (!cutoff || !runner) return { removed: 0 };
+      const removed = await runner.removeKept(cutoff);
+      log.info({ removed, runner: runner.kind, older_than: cutoff.toISOString() }, 'kept container retention ran');
+      return { removed };
+    }
+    case 'session-cleanup':
+      return { pruned: await services.sessions.pruneExpired() };
+    default:
+      throw new Error(`unknown maintenance job ${name}`);
+  }
+}
+
+/**
+ * Deletes the files of executions that ended more than `days` ago (their object-store prefix) and
+ * marks them with files_pruned_at, `batch` executions at a time until none is left.
+ */
+export async function pruneExecutionFiles(services: Services, days: number, batch = 200): Promise<{ executions: number; objects: number }> {
+  if (!(days > 0)) return { executions: 0, objects: 0 };
+  const cutoff = new Date(services.clock.now().getTime() - days * DAY_MS);
+  let executions = 0; let objects = 0;
+  for (;;) {
+    const rows = await services.db.selectFrom('executions').select(['id', 'workspace_id'])
+      .where('files_pruned_at', 'is', null).where('ended_at', 'is not', null).where('ended_at', '<', cutoff)
+      .orderBy('ended_at').limit(batch).execute();
+    for (const r of rows) {
+      objects += await services.s3.deletePrefix(executionPrefix(services, r.workspace_id, r.id));
+      await services.db.updateTable('executions').set({ files_pruned_at: services.clock.now() }).where('id', '=', r.id).execute();
+      executions++;
+    }
+    if (rows.length < batch) return { executions, objects };
+  }
+}
+
+interface Schedule { name: MaintenanceJob; enabled: boolean; declined?: () => void }
+
+export async function startMaintenance(services: Services, opts: MaintenanceOptions = {}): Promise<MaintenanceLoop> {
+  const log = services.logging.module('svc::jobs');
+  const cfg = services.config;
+  const prefix = opts.prefix ?? services.queues.prefix;
+  const every = opts.everyMs ?? HOUR_MS;
+  const sharedQueues = prefix === services.queues.prefix;
+  const queue = sharedQueues ? services.queues.get(QUEUE.maintenance) : new Queue(QUEUE.maintenance, { connection: services.queues.connection(), prefix });
+  registerQueueMetrics(services);
+
+  let runner: Promise<ContainerRunner | null> | undefined;
+  const deps: MaintenanceDeps = {
+    runner: () => (runner ??= opts.runner !== undefined ? Promise.resolve(opts.runner)
+      : cfg.workflow.container_runner === 'none' ? Promise.resolve(null)
+      : createContainerRunner(cfg, { log: services.logging.module('svc::runners'), clock: services.clock })),
   };
+  const hasRunner = opts.runner !== undefined ? opts.runner !== null : cfg.workflow.container_runner !== 'none';
+
+  const schedules: Schedule[] = [
+    { name: 'audit-retention', enabled: cfg.audit.retention_days > 0,
+      declined: () => log.info({ retention_days: cfg.audit.retention_days }, 'declined to schedule audit pruning: audit.retention_days is 0 or negative, audit rows are kept for ever') },
+    { name: 'access-log-retention', enabled: cfg.data_api.access_log_retention_days > 0,
+      declined: () => log.info({ access_log_retention_days: cfg.data_api.access_log_retention_days }, 'declined to schedule Data API access-log pruning: data_api.access_log_retention_days is 0, access-log rows are kept for ever') },
+    { name: 'task-log-retention', enabled: cfg.workflow.log_retention_days > 0,
+      declined: () => log.info({ log_retention_days: cfg.workflow.log_retention_days }, 'declined to schedule task log pruning: workflow.log_retention_days is 0, task log lines are kept for ever') },
+    { name: 'execution-file-retention', enabled: cfg.workflow.storage_retention_days > 0,
+      declined: () => log.info({ storage_retention_days: cfg.workflow.storage_retention_days }, 'declined to schedule execution file pruning: workflow.storage_retention_days is 0, execution files are kept for ever') },
+    { name: 'kept-container-retention', enabled: hasRunner && cfg.workflow.kept_container_retention_days > 0,
+      declined: hasRunner ? () => log.info({ kept_container_retention_days: cfg.workflow.kept_container_retention_days }, 'declined to schedule kept-container removal: workflow.kept_container_retention_days is 0, kept containers stay until removed by hand') : undefined },
+    { name: 'session-cleanup', enabled: true },
+  ];
+  for (const s of schedules) {
+    if (s.enabled) {
+      await queue.upsertJobScheduler(s.name, { every }, { name: s.name, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+    } else {
+      await queue.removeJobScheduler(s.name);
+      s.declined?.();
+    }
+  }
+
+  const connection = services.queues.connection();
+  const worker = new Worker(QUEUE.maintenance, async (job) => {
+    observeWait(services, QUEUE.maintenance, job);
+    return runMaintenanceJob(services, job.name, deps);
+  }, { connection, prefix, concurrency: 1 });
+  worker.on('failed', (job, err) => { services.metrics.jobFailures.inc({ queue: QUEUE.maintenance }); log.warn({ job: job?.name, err: err.message }, 'maintenance job failed'); });
+  worker.on('error', (err) => log.warn({ queue: QUEUE.maintenance, err: err.message }, 'worker error'));
+
+  let audit: { worker: Worker; handOver: AuditQueueHandOver } | null = null;
+  if (opts.audit !== false) {
+    const handOver = await createAuditHandOver(services, { prefix });
+    const auditWorker = startAuditWorker(services, { prefix });
+    services.audit.attachHandOver(handOver);
+    audit = { worker: auditWorker, handOver };
+  }
+
+  return {
+    queue, worker, auditWorker: audit?.worker ?? null,
+    async close() {
+      if (audit) {
+        // Hand over what is queued in memory while this process's worker still runs, then write
+        // directly again (services.close() stops the sink after the queues are gone).
+        await services.audit.flush().catch(() => {});
+        services.audit.attachHandOver(null);
+        await audit.worker.close();
+        await audit.handOver.close();
+      }
+      await worker.close();
+      if (!sharedQueues) await queue.close();
+    },
+  };
+}
+
+function observeWait(services: Services, queue: string, job: Job): void {
+  services.metrics.jobWaitSeconds.observe({ queue }, Math.max(0, Date.now() - (job.timestamp + (job.opts.delay ?? 0))) / 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The audit queue
+// ---------------------------------------------------------------------------------------------
+
+const HAND_OVER_TIMEOUT_MS = 3_000;
+const SETTLE_MS = 2_000;
+
+export interface AuditQueueHandOver extends AuditHandOver { queue: Queue; close(): Promise<void> }
+
+function directCounter(services: Services): Counter {
+  const name = 'svc_audit_events_direct_total';
+  return (services.metrics.registry.getSingleMetric(name) as Counter | undefined)
+    ?? new Counter({ name, help: 'authorization audit events written directly because the audit queue (Redis) did not take their batch', registers: [services.metrics.registry] });
+}
+
+/**
+ * The sink's hand-over to the `audit` queue, on its own Redis connection that fails at once while
+ * Redis is unreachable (no offline queue), so the sink falls back to a direct INSERT instead of
+ * waiting. `settleMs` bounds how long flush() waits for the batches to be written; startup waits
+ * at most `readyTimeoutMs` for the connection (batches handed over before it is up are written
+ * directly).
+ */
+export async function createAuditHandOver(services: Services, opts: { prefix?: string; settleMs?: number; readyTimeoutMs?: number } = {}): Promise<AuditQueueHandOver> {
+  const conn = new Redis(services.config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  conn.on('error', () => {});
+  await new Promise<void>((resolve) => {
+    if (conn.status === 'ready') return resolve();
+    const t = setTimeout(resolve, opts.readyTimeoutMs ?? 5_000);
+    t.unref();
+    conn.once('ready', () => { clearTimeout(t); resolve(); });
+  });
+  const queue = new Queue<AuditBatch>(QUEUE.audit, { connection: conn, prefix: opts.prefix ?? services.queues.prefix });
+  queue.on('error', () => {});
+  const counter = directCounter(services);
+  const settleMs = opts.settleMs ?? SETTLE_MS;
+  return {
+    queue,
+    async add(batch) {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          queue.add('batch', batch, {
+            jobId: batch.id, attempts: 5, backoff: { type: 'exponential', delay: 1_000 },
+            removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { count: 5_000 },
+          }),
+          new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`the audit queue did not answer within ${HAND_OVER_TIMEOUT_MS} ms`)), HAND_OVER_TIMEOUT_MS); }),
+        ]);
+      } finally { clearTimeout(timer); }
+    },
+    async settle(ids) {
+      const deadline = Date.now() + settleMs;
+      let open = ids;
+      while (open.length > 0 && Date.now() < deadline) {
+        const states = await Promise.all(open.map((id) => queue.getJobState(id).catch(() => 'unknown')));
+        open = open.filter((_, i) => ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'].includes(states[i]));
+        if (open.length > 0) await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    fellBack(n) { counter.inc(n); },
+    async close() {
+      await queue.close().catch(() => {});
+      await conn.quit().catch(() => conn.disconnect());
+    },
+  };
+}
+
+/**
+ * The worker writing queued audit batches, one INSERT per batch. A batch is written once per
+ * delivery; when a delivery is a repeat (the worker died after COMMIT and before BullMQ recorded
+ * the completion, or a retry after an error), the batch is skipped if its first and last events
+ * are already stored.
+ */
+export function startAuditWorker(services: Services, opts: { prefix?: string } = {}): Worker<AuditBatch> {
+  const log = services.logging.module('svc::audit');
+  const worker = new Worker<AuditBatch>(QUEUE.audit, async (job) => {
+    observeWait(services, QUEUE.audit, job);
+    const events = job.data.events ?? [];
+    if (job.attemptsStarted > 1 && await authzBatchStored(services.db, events)) return { written: 0, repeated: true };
+    await insertAuthzEvents(services.db, events);
+    services.metrics.auditWritten.inc(events.length);
+    return { written: events.length };
+  }, { connection: services.queues.connection(), prefix: opts.prefix ?? services.queues.prefix, concurrency: 1 }); // in order within a process
+  worker.on('failed', (job, err) => {
+    services.metrics.jobFailures.inc({ queue: QUEUE.audit });
+    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) services.metrics.auditDropped.inc(job.data.events?.length ?? 0);
+    log.warn({ job: job?.id, err: err.message }, 'audit batch could not be written');
+  });
+  worker.on('error', (err) => log.warn({ queue: QUEUE.audit, err: err.message }, 'worker error'));
+  return worker;
 }

@@ -1,8 +1,10 @@
 // S3 client from `[storage]`: any S3-compatible store (MinIO, AWS, s3rver in tests).
 import {
   S3Client, HeadBucketCommand, PutObjectCommand, GetObjectCommand, DeleteObjectCommand,
-  ListObjectsV2Command, NoSuchKey,
+  ListObjectsV2Command, NoSuchKey, HeadObjectCommand,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { Readable } from 'node:stream';
 
 export interface StorageConfig {
   endpoint?: string;
@@ -21,7 +23,15 @@ export interface ObjectStore {
   put(key: string, body: Uint8Array | string, contentType?: string): Promise<void>;
   get(key: string): Promise<Uint8Array | null>;
   delete(key: string): Promise<void>;
-  list(prefix: string): Promise<Array<{ key: string; size: number; lastModified?: Date }>>;
+  list(prefix: string, max?: number): Promise<Array<{ key: string; size: number; lastModified?: Date }>>;
+  /** Size of an object, or null when it does not exist. */
+  head(key: string): Promise<{ size: number } | null>;
+  /** A readable stream of the object, or null when it does not exist. */
+  getStream(key: string): Promise<{ body: Readable; size: number } | null>;
+  /** Uploads a stream of unknown length (multipart). */
+  putStream(key: string, body: Readable, contentType?: string): Promise<void>;
+  /** Deletes every object under the prefix; returns how many. */
+  deletePrefix(prefix: string): Promise<number>;
   close(): void;
 }
 
@@ -62,15 +72,49 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
     async delete(key) {
       await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
     },
-    async list(prefix) {
+    async list(prefix, max = Number.POSITIVE_INFINITY) {
       const out: Array<{ key: string; size: number; lastModified?: Date }> = [];
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: token }));
-        for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified });
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: Math.min(1000, Math.max(1, max - out.length)) }));
+        for (const o of page.Contents ?? []) if (out.length < max) out.push({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified });
+        token = page.IsTruncated && out.length < max ? page.NextContinuationToken : undefined;
       } while (token);
       return out;
+    },
+    async head(key) {
+      try {
+        const out = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+        return { size: out.ContentLength ?? 0 };
+      } catch (err) {
+        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return null;
+        throw err;
+      }
+    },
+    async getStream(key) {
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        return { body: out.Body as Readable, size: out.ContentLength ?? 0 };
+      } catch (err) {
+        if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return null;
+        throw err;
+      }
+    },
+    async putStream(key, body, contentType) {
+      await new Upload({ client, params: { Bucket, Key: key, Body: body, ContentType: contentType } }).done();
+    },
+    async deletePrefix(prefix) {
+      let deleted = 0;
+      for (;;) {
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: 1000 }));
+        const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+        if (keys.length === 0) return deleted;
+        // One call per key works on every S3 flavour (some lack the batch delete's MD5 handling).
+        await Promise.all(keys.map((k) => client.send(new DeleteObjectCommand({ Bucket, Key: k.Key }))));
+        deleted += keys.length;
+        if (!page.IsTruncated && keys.length < 1000) return deleted;
+      }
     },
     close() { client.destroy(); },
   };

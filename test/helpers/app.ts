@@ -12,6 +12,7 @@ import { ManualClock } from '../../src/clock.js';
 import { createLogging } from '../../src/log/logger.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { PassThrough } from 'node:stream';
+import { randomBytes } from 'node:crypto';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -33,13 +34,20 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const clock = new ManualClock(Date.parse('2026-06-01T12:00:00Z'));
   const sink = new PassThrough();
   sink.resume();
-  const services = createServices(config, { clock, logging: createLogging({ filter: config.log.filter, json: true }, sink) });
+  // Every test app has its own BullMQ key prefix, so suites share one Redis without meeting.
+  const queuePrefix = `svc-t-${randomBytes(4).toString('hex')}`;
+  const services = createServices(config, { clock, queuePrefix, logging: createLogging({ filter: config.log.filter, json: true }, sink) });
   await migrateToLatest(services.db, config.database.url);
   const app = await buildApp({ services, logger: services.logging.module('svc::api') });
   await app.ready();
   return {
     app, services, clock, db, config,
-    async close() { await app.close(); await services.close(); await db.drop(); },
+    async close() {
+      await app.close();
+      for (const q of services.queues.all()) await q.obliterate({ force: true }).catch(() => {});
+      await services.close();
+      await db.drop();
+    },
   };
 }
 

@@ -1,0 +1,124 @@
+// Issue 5 figures, in the shape of Windmill's published comparison, each beside a bare BullMQ
+// baseline measured in the same run on the same Redis:
+//   A. one flow of 40 light sequential tasks  vs  a chain of 40 bare jobs (each job adds the next)
+//   B. 100 concurrent single-task executions  vs  100 bare jobs added at once
+// Orchestration overhead per task = (svc time - baseline time) / tasks; aim: under 5 ms (median).
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { loadConfig } from '../src/config/index.js';
+import { createServices, type Services } from '../src/services.js';
+import { createLogging } from '../src/log/logger.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { initAdministrator } from '../src/bootstrap/init.js';
+import { saveFlow } from '../src/workflows/flows.js';
+import { createExecution } from '../src/workflows/executions.js';
+import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
+import { findWorkspace } from '../src/workspaces/workspaces.js';
+import { createTestDatabase } from '../test/helpers/db.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const REDIS_URL = 'redis://127.0.0.1:6379/9';
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+
+async function bareChain(redis: Redis, n: number): Promise<number> {
+  const prefix = `bench-${Math.random().toString(36).slice(2)}`;
+  const q = new Queue('chain', { connection: redis, prefix });
+  let resolve!: () => void;
+  const done = new Promise<void>((r) => { resolve = r; });
+  const w = new Worker('chain', async (job) => {
+    const i = job.data.i as number;
+    if (i + 1 < n) await q.add('t', { i: i + 1 });
+    else resolve();
+  }, { connection: redis, prefix, concurrency: 8, drainDelay: 1 });
+  await w.waitUntilReady();
+  const t0 = performance.now();
+  await q.add('t', { i: 0 });
+  await done;
+  const ms = performance.now() - t0;
+  await w.close(); await q.obliterate({ force: true }); await q.close();
+  return ms;
+}
+
+async function bareFanout(redis: Redis, n: number): Promise<number> {
+  const prefix = `bench-${Math.random().toString(36).slice(2)}`;
+  const q = new Queue('fan', { connection: redis, prefix });
+  let left = n; let resolve!: () => void;
+  const done = new Promise<void>((r) => { resolve = r; });
+  const w = new Worker('fan', async () => { if (--left === 0) resolve(); }, { connection: redis, prefix, concurrency: 8, drainDelay: 1 });
+  await w.waitUntilReady();
+  const t0 = performance.now();
+  await q.addBulk(Array.from({ length: n }, (_, i) => ({ name: 't', data: { i } })));
+  await done;
+  const ms = performance.now() - t0;
+  await w.close(); await q.obliterate({ force: true }); await q.close();
+  return ms;
+}
+
+async function waitAllEnded(s: Services, ids: string[]): Promise<void> {
+  for (;;) {
+    const open = await s.db.selectFrom('executions').select('id').where('id', 'in', ids).where('ended_at', 'is', null).limit(1).execute();
+    if (open.length === 0) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function main() {
+  const db = await createTestDatabase('svc_bench');
+  const cwd = await mkdtemp(path.join(tmpdir(), 'svc-bench-'));
+  const config = loadConfig({ cwd, env: {
+    SVC_DATABASE__URL: db.url, SVC_STORAGE__ACCESS_KEY: 'ak', SVC_STORAGE__SECRET_KEY: 'sk', SVC_REDIS__URL: REDIS_URL,
+    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_DATABASE__MAX_CONNECTIONS: '20',
+  } });
+  const sink = new PassThrough(); sink.resume();
+  const services = createServices(config, { queuePrefix: `bench-svc-${Date.now()}`, logging: createLogging({ filter: 'warn', json: true }, sink) });
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  try {
+    await migrateToLatest(services.db, config.database.url);
+    await initAdministrator(services.db, { email: 'bench@example.test', password: 'bench-password', force: false });
+    const ws = (await findWorkspace(services.db, 'default'))!;
+    const actor = { id: (await services.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id, email: 'bench@example.test' };
+    const tasks40 = Array.from({ length: 40 }, (_, i) => `  - id: t${i}\n    type: output\n    values: { i: ${i} }\n`).join('');
+    await saveFlow(services.db, actor, ws.id, ws.slug, `id: seq40\nnamespace: bench\ntasks:\n${tasks40}`);
+    await saveFlow(services.db, actor, ws.id, ws.slug, 'id: one\nnamespace: bench\ntasks:\n  - id: t\n    type: output\n    values: { ok: true }\n');
+    const worker = await startWorkflowWorker(services);
+
+    // warm-up
+    await waitAllEnded(services, [(await createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'seq40', inputs: {}, trigger: { type: 'bench' } })).id]);
+    await bareChain(redis, 40);
+
+    const seqSvc: number[] = []; const seqBare: number[] = []; const fanSvc: number[] = []; const fanBare: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      seqBare.push(await bareChain(redis, 40));
+      let t0 = performance.now();
+      const e = await createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'seq40', inputs: {}, trigger: { type: 'bench' } });
+      await waitAllEnded(services, [e.id]);
+      seqSvc.push(performance.now() - t0);
+
+      fanBare.push(await bareFanout(redis, 100));
+      t0 = performance.now();
+      const ids = await Promise.all(Array.from({ length: 100 }, () => createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'one', inputs: {}, trigger: { type: 'bench' } }).then((x) => x.id)));
+      await waitAllEnded(services, ids);
+      fanSvc.push(performance.now() - t0);
+    }
+    await worker.close();
+    const states = await services.db.selectFrom('executions').select(({ fn }) => ['state', fn.countAll<string>().as('n')]).groupBy('state').execute();
+    const row = (name: string, svc: number[], bare: number[], tasks: number) => {
+      const s = median(svc); const b = median(bare);
+      console.log(`${name.padEnd(44)} svc ${s.toFixed(0).padStart(6)} ms   bare BullMQ ${b.toFixed(0).padStart(5)} ms   ratio ${(s / b).toFixed(1).padStart(5)}x   overhead/task ${((s - b) / tasks).toFixed(2)} ms`);
+    };
+    console.log(`workflow benchmark: ${RUNS} runs each, medians, worker batch ${config.workflow.batch}; executions by state: ${states.map((x) => `${x.state}=${x.n}`).join(' ')}`);
+    row('A. 1 flow x 40 sequential light tasks', seqSvc, seqBare, 40);
+    row('B. 100 concurrent single-task executions', fanSvc, fanBare, 100);
+  } finally {
+    for (const q of services.queues.all()) await q.obliterate({ force: true }).catch(() => {});
+    await redis.flushdb(); await redis.quit();
+    await services.close();
+    await db.drop();
+  }
+}
+
+await main();

@@ -1,0 +1,89 @@
+// The queue dashboard: bull-board (@bull-board/fastify) at /admin/queues over every queue in
+// QUEUE, for platform_admin only.
+// - bull-board registers its own page, JSON API (/admin/queues/api/...) and static assets; they
+//   are registered inside this encapsulated plugin, whose onRequest hook checks every one of them:
+//   no session 401, no platform_admin 403 (our error body). Page and API requests are recorded as
+//   authorization decisions; static assets are checked but not recorded.
+// - CSRF: bull-board's UI does not send our CSRF header, so its routes are exempted from the
+//   global header check (an onRoute hook sets config.csrf = false on each) and this plugin checks
+//   state-changing calls (retry, clean, pause, ...) itself: they pass with a valid CSRF header, or
+//   when the browser states that the request comes from the same origin (Sec-Fetch-Site:
+//   same-origin, or an Origin header whose host equals the Host header); anything else gets 403.
+//   Session cookies are SameSite=Lax, so another site cannot send them on such calls anyway.
+// - The `audit` queue is shown read-only (bull-board refuses to add, edit, retry or remove its
+//   jobs): audit events cannot be forged or altered from the dashboard.
+// - Not registered without services (`svc openapi`): the dashboard is not part of the API document.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { Services } from '../../services.js';
+import { errorBody } from '../errors.js';
+import { allows } from '../../access/access.js';
+import { csrfMatches } from '../../auth/sessions.js';
+import { QUEUE } from '../../jobs/queues.js';
+
+export const DASHBOARD_PATH = '/admin/queues';
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function servicesOrNull(ctx: AppContext): Services | null {
+  try { return ctx.services(); } catch { return null; }
+}
+
+/** Whether a state-changing dashboard call is from our own page (see the header). */
+export function sameOriginCall(req: FastifyRequest, services: Services): boolean {
+  const cfg = services.config;
+  const header = req.headers[cfg.csrf.header_name.toLowerCase()];
+  if (req.principal && csrfMatches(req.principal.sessionToken, Array.isArray(header) ? header[0] : header)) return true;
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin';
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string' || origin === 'null') return false;
+  try {
+    const o = new URL(origin);
+    return o.host === new URL(`${o.protocol}//${req.headers.host ?? ''}`).host;
+  } catch {
+    return false;
+  }
+}
+
+export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    const services = servicesOrNull(ctx);
+    if (!services) return;
+    const [{ createBullBoard }, { BullMQAdapter }, { FastifyAdapter }] = await Promise.all([
+      import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/fastify'),
+    ]);
+
+    app.addHook('onRoute', (route) => {
+      route.config = { ...(route.config ?? {}), csrf: false } as typeof route.config;
+    });
+
+    app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+      const deny = (status: 401 | 403, message: string) => reply.status(status).send(errorBody(status, message));
+      if (!req.principal) return deny(401, 'sign in required');
+      const snap = await services.access.forUser(req.principal.userId);
+      const ok = allows(snap, { platform: 'platform_admin' });
+      const url = req.routeOptions.url ?? req.url;
+      if (!url.startsWith(`${DASHBOARD_PATH}/static/`)) {
+        services.audit.record({
+          action: `${req.method} ${url}`, actorId: req.principal.userId, actor: null, target: 'platform', workspace: null,
+          decision: ok ? 'allow' : 'deny', details: { requirement: { platform: 'platform_admin' } },
+        });
+      }
+      if (!ok) return deny(403, 'requires platform_admin');
+      if (STATE_CHANGING.has(req.method) && !sameOriginCall(req, services)) {
+        return deny(403, `cross-origin dashboard call refused: send the ${services.config.csrf.header_name} header or call from the dashboard page`);
+      }
+    });
+
+    const serverAdapter = new FastifyAdapter();
+    serverAdapter.setBasePath(DASHBOARD_PATH);
+    createBullBoard({
+      // Audit batches are read-only: nobody edits, adds or removes audit events from here.
+      queues: services.queues.all().map((q) => new BullMQAdapter(q, { readOnlyMode: q.name === QUEUE.audit })),
+      serverAdapter,
+      options: { uiConfig: { boardTitle: 'svc queues' } },
+    });
+    await app.register(serverAdapter.registerPlugin() as never, { prefix: DASHBOARD_PATH });
+  };
+}

@@ -1,0 +1,30 @@
+// The background loops `svc serve` starts, each only when the configuration enables it; each
+// registers its own teardown on services (run by services.close()).
+import type { Services } from '../services.js';
+import { startMaintenance } from './maintenance.js';
+import { startWorkflowWorker } from './workflow-worker.js';
+import { startTriggerLoop } from '../workflows/triggers.js';
+
+export async function startLoops(services: Services): Promise<void> {
+  const log = services.logging.module('svc::jobs');
+  services.audit.start();
+  const stopListening = await services.invalidator.listen((m) => {
+    if (m.kind === 'session') services.sessions.forget(m.keys);
+    else services.access.forget(m.keys);
+  });
+  services.onClose(stopListening);
+  const maintenance = await startMaintenance(services);
+  services.onClose(() => maintenance.close());
+  const wf = services.config.workflow;
+  if (wf.worker_enabled) {
+    const worker = await startWorkflowWorker(services);
+    services.onClose(() => worker.close());
+  } else {
+    log.info('workflow worker off (workflow.worker_enabled = false): executions are recorded and wait');
+  }
+  if (wf.scheduler_enabled) {
+    if (!wf.worker_enabled) log.warn('workflow.scheduler_enabled needs the worker: triggers fire executions that wait for a worker');
+    const triggers = await startTriggerLoop(services);
+    services.onClose(() => triggers.close());
+  }
+}

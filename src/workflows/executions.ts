@@ -1,0 +1,77 @@
+// Executions: created by the API, a trigger or a webhook (validated, recorded, enqueued); advanced
+// only by workers. With workflow.worker_enabled false an execution is created and nothing moves it.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Services } from '../services.js';
+import type { ExecutionState } from '../db/workflow-types.js';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { FlowValidationError, resolveInputs } from './flow.js';
+import { getFlow } from './flows.js';
+import { QUEUE } from '../jobs/queues.js';
+
+export const TERMINAL_EXECUTION: ExecutionState[] = ['SUCCESS', 'FAILED', 'KILLED'];
+
+export interface CreateExecution {
+  workspaceId: string;
+  namespace: string;
+  flowId: string;
+  inputs: Record<string, unknown>;
+  /** how it started: {type: 'api', user} | {type: 'schedule', id, date} | {type: 'flow', ...} | {type: 'webhook', id} */
+  trigger: Record<string, unknown>;
+}
+
+export async function createExecution(services: Services, req: CreateExecution) {
+  const flow = await getFlow(services.db, { workspaceId: req.workspaceId, namespace: req.namespace, flowId: req.flowId });
+  let inputs: Record<string, unknown>;
+  try {
+    inputs = resolveInputs(flow.definition.inputs, req.inputs);
+  } catch (err) {
+    if (err instanceof FlowValidationError) throw badRequest(`invalid inputs: ${err.message}`);
+    throw err;
+  }
+  const id = randomUUID();
+  const row = await services.db.insertInto('executions').values({
+    id, workspace_id: req.workspaceId, namespace: req.namespace, flow_id: req.flowId, flow_revision: flow.revision,
+    state: 'CREATED', inputs: JSON.stringify(inputs), trigger: JSON.stringify(req.trigger), created_at: services.clock.now(),
+  }).returningAll().executeTakeFirstOrThrow();
+  await enqueueAdvance(services, id, 'start');
+  return row;
+}
+
+/** Asks a worker to (re)evaluate an execution. Jobs of one execution are deduplicated while waiting. */
+export async function enqueueAdvance(services: Services, executionId: string, reason: 'start' | 'advance' | 'kill'): Promise<void> {
+  await services.queues.get(QUEUE.executions).add(reason, { executionId }, {
+    // The start job is idempotent by id, so recovery can re-add it safely.
+    jobId: reason === 'start' ? `${executionId}-start` : undefined,
+    removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 },
+  });
+}
+
+export async function getExecution(services: Services, workspaceId: string, id: string) {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw notFound(`execution does not exist: ${id}`);
+  const exec = await services.db.selectFrom('executions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  if (!exec) throw notFound(`execution does not exist: ${id}`);
+  const runs = await services.db.selectFrom('task_runs').selectAll().where('execution_id', '=', id).orderBy('created_at').orderBy('path').execute();
+  return { exec, runs };
+}
+
+export async function listExecutions(services: Services, workspaceId: string, f: { namespace?: string; flowId?: string; state?: ExecutionState; limit: number; before?: string }) {
+  let q = services.db.selectFrom('executions').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit);
+  if (f.namespace) q = q.where('namespace', '=', f.namespace);
+  if (f.flowId) q = q.where('flow_id', '=', f.flowId);
+  if (f.state) q = q.where('state', '=', f.state);
+  if (f.before) q = q.where('created_at', '<', new Date(f.before));
+  return q.execute();
+}
+
+/** Requests a kill: queued work is cancelled by the orchestrator, running task runs stop within kill_poll_ms. */
+export async function requestKill(services: Services, workspaceId: string, id: string) {
+  const res = await services.db.updateTable('executions')
+    .set({ kill_requested_at: services.clock.now(), state: sql<ExecutionState>`CASE WHEN state IN ('CREATED', 'RUNNING') THEN 'KILLING' ELSE state END` })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id)
+    .returning(['state', 'ended_at']).executeTakeFirst();
+  if (!res) throw notFound(`execution does not exist: ${id}`);
+  if (res.ended_at) throw conflict(`execution ${id} already ended (${res.state})`);
+  await enqueueAdvance(services, id, 'kill');
+  return res.state;
+}

@@ -1,0 +1,117 @@
+// Namespace files and execution files in the object store, under `workflow.storage.prefix`:
+//   <prefix><workspace id>/namespaces/<namespace>/files/<path>
+//   <prefix><workspace id>/executions/<execution id>/<task run id>/<attempt>/<name>
+// Caps: max_file_bytes per file, max_task_bytes per task-run attempt, max_read_bytes per read(),
+// max_namespace_files per listing.
+import { Transform, type Readable } from 'node:stream';
+import type { Services } from '../services.js';
+import { badRequest, DomainError, notFound } from '../errors.js';
+import { TemplateError } from './template.js';
+
+export function assertFilePath(path: string): void {
+  if (!path || path.length > 512 || path.startsWith('/') || path.endsWith('/') || /[\u0000-\u001f\\]/.test(path)
+    || path.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    throw badRequest(`invalid file path "${path}": a relative path without "..", empty segments or control characters`);
+  }
+}
+
+const root = (s: Services, workspaceId: string) => `${s.config.workflow.storage.prefix}${workspaceId}/`;
+export const namespaceFilesPrefix = (s: Services, workspaceId: string, namespace: string) => `${root(s, workspaceId)}namespaces/${namespace}/files/`;
+export const executionPrefix = (s: Services, workspaceId: string, executionId: string) => `${root(s, workspaceId)}executions/${executionId}/`;
+
+export async function readNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, maxBytes: number): Promise<string> {
+  try { assertFilePath(path); } catch (e) { throw new TemplateError(`read('${path}'): ${(e as Error).message}`); }
+  const key = namespaceFilesPrefix(s, workspaceId, namespace) + path;
+  const head = await s.s3.head(key);
+  if (!head) throw new TemplateError(`read('${path}'): no such namespace file in ${namespace}`);
+  if (head.size > maxBytes) throw new TemplateError(`read('${path}'): the file is ${head.size} bytes, over workflow.storage.max_read_bytes (${maxBytes})`);
+  const body = await s.s3.get(key);
+  return Buffer.from(body ?? new Uint8Array()).toString('utf8');
+}
+
+export async function listNamespaceFiles(s: Services, workspaceId: string, namespace: string) {
+  const prefix = namespaceFilesPrefix(s, workspaceId, namespace);
+  const max = s.config.workflow.storage.max_namespace_files;
+  const objects = await s.s3.list(prefix, max + 1);
+  return {
+    files: objects.slice(0, max).map((o) => ({ path: o.key.slice(prefix.length), size: o.size, updated_at: o.lastModified?.toISOString() ?? null })),
+    truncated: objects.length > max,
+  };
+}
+
+/** Counts bytes through a stream and fails it past `limit` (a 413 for the client). */
+export function byteLimit(limit: number, what: string): Transform {
+  let n = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      n += chunk.length;
+      if (n > limit) return cb(new DomainError('payload_too_large', `${what} is over ${limit} bytes`));
+      cb(null, chunk);
+    },
+  });
+}
+
+export async function putNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, body: Readable): Promise<{ size: number }> {
+  assertFilePath(path);
+  const prefix = namespaceFilesPrefix(s, workspaceId, namespace);
+  const existing = await s.s3.head(prefix + path);
+  if (!existing) {
+    const count = await s.s3.list(prefix, s.config.workflow.storage.max_namespace_files);
+    if (count.length >= s.config.workflow.storage.max_namespace_files) {
+      throw badRequest(`namespace ${namespace} already holds ${count.length} files, the most workflow.storage.max_namespace_files allows`);
+    }
+  }
+  const limit = s.config.workflow.storage.max_file_bytes;
+  let size = 0;
+  const counter = byteLimit(limit, `the file (workflow.storage.max_file_bytes)`);
+  counter.on('data', (c: Buffer) => { size += c.length; });
+  const limited = body.pipe(counter);
+  body.on('error', (e) => counter.destroy(e));
+  await s.s3.putStream(prefix + path, limited, 'application/octet-stream');
+  return { size };
+}
+
+export async function getNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string) {
+  assertFilePath(path);
+  const got = await s.s3.getStream(namespaceFilesPrefix(s, workspaceId, namespace) + path);
+  if (!got) throw notFound(`namespace file does not exist: ${path}`);
+  return got;
+}
+
+export async function deleteNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string): Promise<void> {
+  assertFilePath(path);
+  const key = namespaceFilesPrefix(s, workspaceId, namespace) + path;
+  if (!(await s.s3.head(key))) throw notFound(`namespace file does not exist: ${path}`);
+  await s.s3.delete(key);
+}
+
+/** Stores the output files of one task-run attempt, enforcing the per-file and per-task caps. */
+export async function storeTaskFiles(s: Services, ids: { workspaceId: string; executionId: string; taskRunId: string; attempt: number }, files: Record<string, Uint8Array>): Promise<Record<string, string>> {
+  const { max_file_bytes, max_task_bytes } = s.config.workflow.storage;
+  let total = 0;
+  for (const [name, data] of Object.entries(files)) {
+    if (data.length > max_file_bytes) throw new Error(`output file ${name} is ${data.length} bytes, over workflow.storage.max_file_bytes (${max_file_bytes})`);
+    total += data.length;
+    if (total > max_task_bytes) throw new Error(`output files total over workflow.storage.max_task_bytes (${max_task_bytes})`);
+  }
+  const out: Record<string, string> = {};
+  const base = `${executionPrefix(s, ids.workspaceId, ids.executionId)}${ids.taskRunId}/${ids.attempt}/`;
+  for (const [name, data] of Object.entries(files)) {
+    await s.s3.put(base + name, data);
+    out[name] = `${ids.taskRunId}/${ids.attempt}/${name}`;
+  }
+  return out;
+}
+
+export async function listExecutionFiles(s: Services, workspaceId: string, executionId: string) {
+  const prefix = executionPrefix(s, workspaceId, executionId);
+  const objects = await s.s3.list(prefix, s.config.workflow.storage.max_namespace_files);
+  return objects.map((o) => ({ path: o.key.slice(prefix.length), size: o.size }));
+}
+
+export async function getExecutionFile(s: Services, workspaceId: string, executionId: string, path: string) {
+  assertFilePath(path);
+  const got = await s.s3.getStream(executionPrefix(s, workspaceId, executionId) + path);
+  if (!got) throw notFound(`execution file does not exist: ${path}`);
+  return got;
+}

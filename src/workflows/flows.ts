@@ -1,0 +1,113 @@
+// Flow storage: the current revision in `flows`, every revision's source in `flow_revisions`.
+// Saving a flow that reads workspace secrets needs `workflow:use_secrets` (checked by the caller,
+// who knows the person); saving is a governance change.
+import type { Db } from '../db/index.js';
+import { notFound, badRequest } from '../errors.js';
+import { recordGovernance } from '../audit/governance.js';
+import { parseFlow, FlowValidationError, type FlowDef, type ParsedFlow } from './flow.js';
+import { TtlCache } from '../util/ttl-cache.js';
+import { validateTriggers } from './triggers.js';
+
+export interface FlowKey { workspaceId: string; namespace: string; flowId: string }
+export interface FlowRecord { namespace: string; flow_id: string; revision: number; source: string; definition: FlowDef; uses_secrets: boolean; updated_at: Date; deleted: boolean }
+
+export function validateSource(source: string): ParsedFlow {
+  try {
+    const parsed = parseFlow(source);
+    const problems = validateTriggers(parsed.def);
+    if (problems.length) throw new FlowValidationError(problems);
+    return parsed;
+  } catch (err) {
+    if (err instanceof FlowValidationError) throw Object.assign(badRequest(`invalid flow: ${err.message}`), { problems: err.problems });
+    throw err;
+  }
+}
+
+export async function getFlow(db: Db, key: FlowKey, opts: { includeDeleted?: boolean } = {}): Promise<FlowRecord> {
+  let q = db.selectFrom('flows').selectAll()
+    .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId);
+  if (!opts.includeDeleted) q = q.where('deleted', '=', false);
+  const row = await q.executeTakeFirst();
+  if (!row) throw notFound(`flow does not exist: ${key.namespace}.${key.flowId}`);
+  return { ...row, definition: row.definition as FlowDef };
+}
+
+export async function listFlows(db: Db, workspaceId: string, filter: { namespace?: string; limit: number; offset: number }) {
+  let q = db.selectFrom('flows').select(['namespace', 'flow_id', 'revision', 'updated_at', 'definition'])
+    .where('workspace_id', '=', workspaceId).where('deleted', '=', false)
+    .orderBy('namespace').orderBy('flow_id').limit(filter.limit).offset(filter.offset);
+  if (filter.namespace) q = q.where((eb) => eb.or([eb('namespace', '=', filter.namespace!), eb('namespace', 'like', `${filter.namespace!.replace(/[%_\\]/g, '\\$&')}.%`)]));
+  return q.execute();
+}
+
+export interface SaveActor { id: string; email: string }
+
+/**
+ * Creates or updates a flow from its YAML source; the id and namespace in the source must match
+ * the key when one is given (an update). Returns the stored record and whether it changed.
+ */
+export async function saveFlow(db: Db, actor: SaveActor, workspaceId: string, workspaceSlug: string, source: string, expect?: { namespace: string; flowId: string }): Promise<{ flow: FlowRecord; created: boolean; changed: boolean }> {
+  const parsed = validateSource(source);
+  const { def } = parsed;
+  if (expect && (def.namespace !== expect.namespace || def.id !== expect.flowId)) {
+    throw badRequest(`the source declares ${def.namespace}.${def.id}, not ${expect.namespace}.${expect.flowId}; a flow's id and namespace cannot change`);
+  }
+  return db.transaction().execute(async (tx) => {
+    const current = await tx.selectFrom('flows').selectAll()
+      .where('workspace_id', '=', workspaceId).where('namespace', '=', def.namespace).where('flow_id', '=', def.id)
+      .forUpdate().executeTakeFirst();
+    if (expect && (!current || current.deleted)) throw notFound(`flow does not exist: ${expect.namespace}.${expect.flowId}`);
+    if (current && !current.deleted && current.source === source) {
+      return { flow: { ...current, definition: current.definition as FlowDef }, created: false, changed: false };
+    }
+    const revision = (current?.revision ?? 0) + 1;
+    const now = new Date();
+    const values = { source, definition: JSON.stringify(def), uses_secrets: parsed.usesSecrets, revision, deleted: false, updated_at: now, updated_by: actor.id };
+    const row = current
+      ? await tx.updateTable('flows').set(values).where('workspace_id', '=', workspaceId).where('namespace', '=', def.namespace).where('flow_id', '=', def.id).returningAll().executeTakeFirstOrThrow()
+      : await tx.insertInto('flows').values({ workspace_id: workspaceId, namespace: def.namespace, flow_id: def.id, ...values }).returningAll().executeTakeFirstOrThrow();
+    await tx.insertInto('flow_revisions').values({ workspace_id: workspaceId, namespace: def.namespace, flow_id: def.id, revision, source, created_by: actor.id }).execute();
+    await recordGovernance(tx, { action: current && !current.deleted ? 'flow.update' : 'flow.create', actorId: actor.id, actor: actor.email, target: `flow:${def.namespace}.${def.id}`, workspace: workspaceSlug, details: { revision, uses_secrets: parsed.usesSecrets } });
+    return { flow: { ...row, definition: row.definition as FlowDef }, created: !current || current.deleted, changed: true };
+  });
+}
+
+export async function deleteFlow(db: Db, actor: SaveActor, key: FlowKey, workspaceSlug: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const current = await tx.selectFrom('flows').select(['revision', 'source', 'deleted'])
+      .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId)
+      .forUpdate().executeTakeFirst();
+    if (!current || current.deleted) throw notFound(`flow does not exist: ${key.namespace}.${key.flowId}`);
+    const revision = current.revision + 1;
+    await tx.updateTable('flows').set({ deleted: true, revision, updated_at: new Date(), updated_by: actor.id })
+      .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId).execute();
+    await tx.insertInto('flow_revisions').values({ workspace_id: key.workspaceId, namespace: key.namespace, flow_id: key.flowId, revision, source: current.source, deleted: true, created_by: actor.id }).execute();
+    await tx.deleteFrom('trigger_states').where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId).execute();
+    await recordGovernance(tx, { action: 'flow.delete', actorId: actor.id, actor: actor.email, target: `flow:${key.namespace}.${key.flowId}`, workspace: workspaceSlug, details: { revision } });
+  });
+}
+
+export async function listRevisions(db: Db, key: FlowKey) {
+  return db.selectFrom('flow_revisions').select(['revision', 'deleted', 'created_at', 'created_by'])
+    .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId)
+    .orderBy('revision', 'desc').execute();
+}
+
+/** Parsed definitions of exact revisions; a revision never changes, so the cache never goes stale. */
+export class FlowDefinitions {
+  private readonly cache = new TtlCache<string, FlowDef>(2_000, 3_600_000);
+  constructor(private readonly db: Db) {}
+
+  async get(key: FlowKey, revision: number): Promise<FlowDef> {
+    const k = `${key.workspaceId}/${key.namespace}/${key.flowId}@${revision}`;
+    const hit = this.cache.get(k);
+    if (hit) return hit;
+    const row = await this.db.selectFrom('flow_revisions').select('source')
+      .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId).where('revision', '=', revision)
+      .executeTakeFirst();
+    if (!row) throw notFound(`flow revision does not exist: ${key.namespace}.${key.flowId} revision ${revision}`);
+    const def = parseFlow(row.source).def;
+    this.cache.set(k, def);
+    return def;
+  }
+}

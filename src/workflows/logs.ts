@@ -1,0 +1,62 @@
+// Task log lines of one task-run attempt, capped by workflow.log_run_max_lines and
+// log_run_max_bytes: past a cap the task goes on, further lines are withheld, and one warning line
+// at the end states how many. Lines are written in batches.
+import type { Db } from '../db/index.js';
+import type { Clock } from '../clock.js';
+
+export type Level = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+const MAX_LINE = 16_384;
+
+export class TaskLog {
+  lines = 0;
+  bytes = 0;
+  withheld = 0;
+  private buffer: Array<{ at: Date; level: Level; line: string }> = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  /** Secret values the task's templates read: replaced by ****** in every line. */
+  readonly masked = new Set<string>();
+
+  constructor(
+    private readonly db: Db, private readonly clock: Clock,
+    private readonly ids: { executionId: string; taskRunId: string; attempt: number },
+    private readonly caps: { maxLines: number; maxBytes: number },
+  ) {}
+
+  write(level: Level, text: string): void {
+    for (const secret of this.masked) if (text.includes(secret)) text = text.split(secret).join('******');
+    for (const raw of text.split('\n')) {
+      const line = raw.length > MAX_LINE ? `${raw.slice(0, MAX_LINE)}… [line cut at ${MAX_LINE} characters]` : raw;
+      const size = Buffer.byteLength(line);
+      if (this.lines + 1 > this.caps.maxLines || this.bytes + size > this.caps.maxBytes) { this.withheld++; continue; }
+      this.lines++;
+      this.bytes += size;
+      this.buffer.push({ at: this.clock.now(), level, line });
+    }
+    if (this.buffer.length >= 200) this.flush();
+    else if (!this.timer) this.timer = setTimeout(() => this.flush(), 200);
+  }
+
+  /** System lines (retries, hand-backs, the withheld count) are never capped. */
+  system(level: Level, line: string): void {
+    this.buffer.push({ at: this.clock.now(), level, line });
+    this.flush();
+  }
+
+  flush(): Promise<void> {
+    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
+    const batch = this.buffer.splice(0);
+    if (batch.length === 0) return this.flushing;
+    this.flushing = this.flushing.then(() => this.db.insertInto('task_logs').values(batch.map((b) => ({
+      execution_id: this.ids.executionId, task_run_id: this.ids.taskRunId, attempt: this.ids.attempt, at: b.at, level: b.level, line: b.line,
+    }))).execute().then(() => undefined, () => undefined));
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    if (this.withheld > 0) {
+      this.system('WARN', `${this.withheld} log lines withheld: this attempt reached workflow.log_run_max_lines (${this.caps.maxLines}) or log_run_max_bytes (${this.caps.maxBytes})`);
+    }
+    await this.flush();
+  }
+}

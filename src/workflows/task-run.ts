@@ -1,0 +1,164 @@
+// One task-run attempt on a worker: claim (lease), render, run the task type with kill polling and
+// its timeout, record the outcome once (guarded by the lease token), schedule a retry, advance.
+// A run whose worker died is handed back by the reaper (BullMQ's stalled check once the lock, our
+// lease, stayed unrenewed for workflow.working_timeout_s) and claimed again as a new attempt.
+import { randomUUID } from 'node:crypto';
+import type { Services } from '../services.js';
+import type { ContainerRunner } from '../runners/types.js';
+import type { TaskRunState } from '../db/workflow-types.js';
+import { parseDuration, type FlowDef, type TaskDef } from './flow.js';
+import { render } from './template.js';
+import { templateContext, templateFunctions } from './context.js';
+import { TaskLog } from './logs.js';
+import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
+import { advance, advanceWithin, afterAdvance, dispatchLeaves, type LeafDispatch } from './orchestrator.js';
+import { sql } from 'kysely';
+import type { FlowDefinitions } from './flows.js';
+
+export interface TaskRunJob { taskRunId: string; executionId: string }
+
+/** The task definition at an orchestrator path (`0`, `2[3]/0`, `1/then/0`). */
+export function taskAtPath(def: FlowDef, path: string): TaskDef | undefined {
+  let list: TaskDef[] | undefined = def.tasks;
+  let task: TaskDef | undefined;
+  for (const seg of path.split('/')) {
+    if (seg === 'then' || seg === 'else') { list = (task as unknown as Record<string, TaskDef[]>)?.[seg]; continue; }
+    const m = /^(\d+)(?:\[\d+\])?$/.exec(seg);
+    if (!m || !list) return undefined;
+    task = list[Number(m[1])];
+    list = (task as unknown as { tasks?: TaskDef[] })?.tasks;
+  }
+  return task;
+}
+
+class Aborted extends Error { constructor(readonly kind: 'killed' | 'timeout', message: string) { super(message); } }
+
+interface Claimed {
+  id: string; execution_id: string; path: string; iteration: unknown; attempt: number; prev_state: string; prev_attempt: number; killed: boolean;
+  workspace_id: string; namespace: string; flow_id: string; flow_revision: number; inputs: Record<string, unknown>; created_at: Date;
+}
+
+export async function runTaskRunJob(services: Services, defs: FlowDefinitions, runner: ContainerRunner | null, workerId: string, job: TaskRunJob): Promise<string> {
+  const cfg = services.config.workflow;
+  const token = randomUUID();
+  const now = services.clock.now();
+  // One statement claims the run (the lease) or, when a kill was requested, ends it.
+  const { rows } = await sql<Claimed>`
+    WITH prev AS (
+      SELECT id, state AS prev_state, attempt AS prev_attempt FROM task_runs
+      WHERE id = ${job.taskRunId} AND ended_at IS NULL AND state IN ('QUEUED', 'RUNNING', 'RETRYING') FOR UPDATE
+    )
+    UPDATE task_runs t SET
+      state = CASE WHEN e.kill_requested_at IS NULL THEN 'RUNNING' ELSE 'KILLED' END,
+      attempt = CASE WHEN e.kill_requested_at IS NULL THEN t.attempt + 1 ELSE t.attempt END,
+      lease_token = CASE WHEN e.kill_requested_at IS NULL THEN ${token} END,
+      lease_until = CASE WHEN e.kill_requested_at IS NULL THEN ${new Date(now.getTime() + cfg.working_timeout_s * 1000)}::timestamptz END,
+      started_at = COALESCE(t.started_at, ${now}::timestamptz),
+      ended_at = CASE WHEN e.kill_requested_at IS NULL THEN NULL ELSE ${now}::timestamptz END,
+      error = CASE WHEN e.kill_requested_at IS NULL THEN t.error ELSE 'killed before it started' END
+    FROM prev, executions e
+    WHERE t.id = prev.id AND e.id = t.execution_id
+    RETURNING t.id, t.execution_id, t.path, t.iteration, t.attempt, prev.prev_state, prev.prev_attempt, e.kill_requested_at IS NOT NULL AS killed,
+      e.workspace_id, e.namespace, e.flow_id, e.flow_revision, e.inputs, e.created_at`.execute(services.db);
+  const claimed = rows[0];
+  if (!claimed) return 'duplicate';
+  if (claimed.killed) { await advance(services, defs, job.executionId); return 'killed'; }
+  const handedBack = claimed.prev_state === 'RUNNING';
+  const reason = handedBack ? 'handed back: the previous worker\'s lease expired' : claimed.prev_state === 'RETRYING' ? 'retry' : null;
+  if (handedBack) {
+    await services.db.insertInto('task_run_attempts').values({ task_run_id: claimed.id, attempt: claimed.prev_attempt, state: 'LOST', worker: null, reason: null, started_at: now, ended_at: now })
+      .onConflict((oc) => oc.columns(['task_run_id', 'attempt']).doNothing()).execute();
+  }
+  const run = claimed;
+  const exec = { id: claimed.execution_id, workspace_id: claimed.workspace_id, namespace: claimed.namespace, flow_id: claimed.flow_id, flow_revision: claimed.flow_revision, inputs: claimed.inputs, created_at: claimed.created_at };
+  const def = await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
+  const taskDef = taskAtPath(def, run.path);
+  const log = new TaskLog(services.db, services.clock, { executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, { maxLines: cfg.log_run_max_lines, maxBytes: cfg.log_run_max_bytes });
+  if (handedBack) log.system('WARN', `attempt ${run.attempt}: ${reason}`);
+
+  const controller = new AbortController();
+  const started = Date.now();
+  let state: TaskRunState = 'SUCCESS';
+  let outputs: Record<string, unknown> = {};
+  let error: string | null = null;
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    if (!taskDef) throw new TaskFailure(`task at ${run.path} is not in revision ${exec.flow_revision} of the flow`);
+    const timeoutMs = timeoutFor(services, taskDef);
+    if (timeoutMs !== undefined) {
+      timers.push(setTimeout(() => controller.abort(new Aborted('timeout', `timed out after ${timeoutMs / 1000} s`)), timeoutMs));
+    }
+    // Kill requests are polled; the lease in the database is renewed alongside (BullMQ renews its lock).
+    let lastRenew = Date.now();
+    timers.push(setInterval(() => {
+      void (async () => {
+        const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst();
+        if (row?.kill_requested_at && !controller.signal.aborted) controller.abort(new Aborted('killed', 'killed'));
+        if (Date.now() - lastRenew > Math.min(30_000, (cfg.working_timeout_s * 1000) / 3)) {
+          lastRenew = Date.now();
+          await services.db.updateTable('task_runs').set({ lease_until: new Date(services.clock.now().getTime() + cfg.working_timeout_s * 1000) })
+            .where('id', '=', run.id).where('lease_token', '=', token).execute();
+        }
+      })().catch(() => {});
+    }, cfg.kill_poll_ms));
+
+    const { retry: _r, timeout: _t, description: _d, ...props } = taskDef as TaskDef & Record<string, unknown>;
+    let rendered = props as Record<string, unknown> & { id: string; type: string };
+    if (JSON.stringify(props).includes('{{')) {
+      // Earlier outputs are read only when a template may use them.
+      const runs = await services.db.selectFrom('task_runs').select(['id', 'task_id', 'path', 'state', 'outputs', 'iteration']).where('execution_id', '=', exec.id).execute();
+      const ctx = templateContext(exec, def, runs.map((r) => ({ ...r, outputs: r.outputs ?? {} })), { id: run.id, path: run.path, iteration: run.iteration, attempt: run.attempt });
+      rendered = (await render(props, ctx, templateFunctions(services, exec, log.masked))) as typeof rendered;
+    }
+    const inContainer = taskDef.type === 'script' || taskDef.type.includes('.');
+    const ws = inContainer
+      ? await services.db.selectFrom('workspaces').select(['workflow_containers', 'workflow_plugins']).where('id', '=', exec.workspace_id).executeTakeFirstOrThrow()
+      : { workflow_containers: false, workflow_plugins: false };
+    const handler = handlerFor(taskDef.type);
+    const running = handler({ services, task: rendered, log, signal: controller.signal, ids: { workspaceId: exec.workspace_id, executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, workspace: ws, runner, timeoutMs });
+    // A container task ends when its container is gone (SIGTERM, kill_grace_s, SIGKILL), so the
+    // attempt holds its lease until then; in-process tasks end at once on abort.
+    outputs = inContainer ? await running : await Promise.race([running, new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    })]);
+  } catch (err) {
+    if (err instanceof Aborted) { state = err.kind === 'killed' ? 'KILLED' : 'FAILED'; error = err.message; }
+    else { state = 'FAILED'; error = (err as Error).message ?? String(err); }
+    log.write('ERROR', error);
+  } finally {
+    for (const t of timers) { clearTimeout(t); clearInterval(t); }
+  }
+  await log.close();
+
+  const retry = taskDef?.retry;
+  const retrying = state === 'FAILED' && retry !== undefined && run.attempt < retry.maxAttempts;
+  const ended = services.clock.now();
+  const leaves: LeafDispatch[] = [];
+  // The outcome, its attempt record and the next orchestration step commit together; the update
+  // is guarded by the lease token so a run handed to another worker is recorded once.
+  const outcome = await services.db.transaction().execute(async (tx) => {
+    const res = await sql<{ n: number }>`
+      WITH done AS (
+        UPDATE task_runs SET state = ${retrying ? 'RETRYING' : state}, outputs = ${JSON.stringify(outputs ?? {})}::jsonb, error = ${error},
+          lease_token = NULL, lease_until = NULL, ended_at = ${retrying ? null : ended}::timestamptz
+        WHERE id = ${run.id} AND lease_token = ${token} RETURNING id
+      )
+      INSERT INTO task_run_attempts (task_run_id, attempt, state, worker, reason, started_at, ended_at, log_lines, log_bytes, withheld)
+      SELECT id, ${run.attempt}, ${state}, ${workerId}, ${reason}, ${now}::timestamptz, ${ended}::timestamptz, ${log.lines}, ${log.bytes}, ${log.withheld} FROM done
+      ON CONFLICT (task_run_id, attempt) DO NOTHING
+      RETURNING 1 AS n`.execute(tx);
+    if (res.rows.length === 0) return { recorded: false as const };
+    if (retrying) return { recorded: true as const, ended: null };
+    return { recorded: true as const, ended: await advanceWithin(services, defs, tx, exec.id, leaves) };
+  });
+  const type = taskDef?.type.includes('.') ? 'plugin' : taskDef?.type ?? 'unknown';
+  services.metrics.taskRunsEnded.inc({ type, state });
+  services.metrics.taskRunSeconds.observe({ type }, (Date.now() - started) / 1000);
+  if (!outcome.recorded) return 'superseded';
+  if (retrying) {
+    await dispatchLeaves(services, [{ taskRunId: run.id, executionId: exec.id, attempt: run.attempt, delayMs: parseDuration(retry!.interval ?? 0) ?? 0 }]);
+    return 'retrying';
+  }
+  await afterAdvance(services, exec.id, outcome.ended, leaves);
+  return state;
+}

@@ -1,0 +1,320 @@
+// Triggers (workflow.scheduler_enabled): cron schedules with time zones and flow triggers.
+//
+// One BullMQ queue, `triggers`, carries both:
+//   trigger-tick     a job scheduler adds one every workflow.trigger_interval_secs (one job per
+//                    period across all replicas); the processor fires the schedule triggers due
+//   execution-ended  added by the orchestrator when an execution ends; the processor starts the
+//                    flows whose `flow` triggers match it
+//
+// Schedules keep their state in `trigger_states` (next_fire_at, last_fired_at). A slot is claimed
+// with one conditional UPDATE (`... WHERE next_fire_at = <value read> AND next_fire_at <= now`), so
+// however many replicas or ticks race for it, exactly one fires it. Slots missed while nothing ran
+// fire once (the latest one due), not as a backlog. A slot is fired at most once: a process dying
+// between the claim and the execution's INSERT loses that slot.
+//
+// The state is checked against the trigger's current cron and time zone on every tick (without a
+// stored copy): next_fire_at must be the first slot after last_fired_at (or, before the first
+// fire, the first slot to come). When it is not, the cron or time zone changed, and the trigger
+// starts again from now (slots of the new expression already past do not fire).
+import { Worker, type Job } from 'bullmq';
+import { Cron } from 'croner';
+import { sql } from 'kysely';
+import type { Services } from '../services.js';
+import { QUEUE } from '../jobs/queues.js';
+import { DomainError } from '../errors.js';
+import { createExecution, TERMINAL_EXECUTION } from './executions.js';
+import { resolveInputs, FlowValidationError, type FlowDef, type TriggerDef, type ValidationProblem } from './flow.js';
+
+type FlowTrigger = Extract<TriggerDef, { type: 'flow' }>;
+
+/** Flow triggers chained deeper than this (A ends -> B starts -> B ends -> ...) stop firing. */
+export const MAX_FLOW_TRIGGER_DEPTH = 32;
+const CRON_MODE = '5-or-6-parts' as const;
+
+// ---------------------------------------------------------------------------------------------
+// Validation (called by flows.ts validateSource at save time)
+// ---------------------------------------------------------------------------------------------
+
+export function validTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The croner schedule of an expression, or the problem with it. */
+export function parseCron(expr: string, timezone: string): Cron | string {
+  if (!validTimezone(timezone)) return `unknown time zone "${timezone}" (use an IANA name such as Europe/Paris, or UTC)`;
+  let cron: Cron;
+  try {
+    cron = new Cron(expr, { timezone, paused: true, mode: CRON_MODE });
+  } catch (err) {
+    return `invalid cron expression "${expr}": ${(err as Error).message.replace(/^CronPattern: /, '')}`;
+  }
+  try {
+    if (cron.nextRun(new Date()) === null) return `the cron expression "${expr}" never fires`;
+  } catch (err) {
+    return `invalid cron expression "${expr}": ${(err as Error).message}`;
+  }
+  return cron;
+}
+
+/**
+ * Problems of a flow's triggers that the schema cannot see: cron expressions (5 fields, or 6 with
+ * seconds first; nicknames such as @daily), time zones, trigger inputs against the flow's inputs,
+ * a flow trigger naming the flow itself, and webhook triggers of a flow with a required input
+ * without default (a webhook starts executions with the defaults).
+ */
+export function validateTriggers(def: FlowDef): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  def.triggers.forEach((t, i) => {
+    const at = `triggers[${i}]`;
+    if (t.type === 'schedule') {
+      if (!validTimezone(t.timezone)) problems.push({ path: `${at}.timezone`, message: `unknown time zone "${t.timezone}" (use an IANA name such as Europe/Paris, or UTC)` });
+      else {
+        const c = parseCron(t.cron, t.timezone);
+        if (typeof c === 'string') problems.push({ path: `${at}.cron`, message: c });
+      }
+    }
+    if (t.type === 'schedule' || t.type === 'flow') {
+      try {
+        resolveInputs(def.inputs, t.inputs ?? {});
+      } catch (err) {
+        if (!(err instanceof FlowValidationError)) throw err;
+        for (const p of err.problems) problems.push({ path: `${at}.${p.path}`, message: p.message });
+      }
+    }
+    if (t.type === 'flow' && t.conditions.namespace === def.namespace && t.conditions.flowId === def.id) {
+      problems.push({ path: `${at}.conditions`, message: 'a flow cannot be triggered by its own executions (it would start itself for ever)' });
+    }
+    if (t.type === 'webhook') {
+      for (const inp of def.inputs) {
+        if (inp.required && inp.defaults === undefined) problems.push({ path: `${at}`, message: `a webhook starts executions with the inputs' defaults: input "${inp.id}" is required and has no default` });
+      }
+    }
+  });
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedules
+// ---------------------------------------------------------------------------------------------
+
+const cronCache = new Map<string, Cron | string>();
+function cronFor(expr: string, timezone: string): Cron | string {
+  const k = `${timezone}\u0000${expr}`;
+  let c = cronCache.get(k);
+  if (c === undefined) {
+    c = parseCron(expr, timezone);
+    if (cronCache.size > 10_000) cronCache.clear();
+    cronCache.set(k, c);
+  }
+  return c;
+}
+
+/** Invalid schedules already reported by this process (flows saved before validation caught them). */
+const warned = new Set<string>();
+
+const ms = (d: Date | null | undefined) => (d ? d.getTime() : null);
+
+/** The latest slot at or before `now`, at or after `first` (itself a slot, <= now). */
+function latestDue(cron: Cron, first: Date, now: Date): Date {
+  const prev = cron.previousRuns(1, new Date(now.getTime() + 1))[0];
+  return prev && prev.getTime() > first.getTime() && prev.getTime() <= now.getTime() ? prev : first;
+}
+
+/** Whether the stored state belongs to this cron (else the cron or time zone changed). */
+function consistent(cron: Cron, next: Date | null, last: Date | null, now: Date): boolean {
+  if (last) return ms(cron.nextRun(last)) === ms(next);
+  if (!next) return cron.nextRun(now) === null;
+  const isSlot = ms(cron.nextRun(new Date(next.getTime() - 1))) === next.getTime();
+  const upcoming = cron.nextRun(now);
+  return isSlot && (upcoming === null || upcoming.getTime() >= next.getTime());
+}
+
+export interface TickResult { fired: Array<{ executionId: string; namespace: string; flowId: string; triggerId: string; date: string }>; reset: number; created: number }
+
+/** One trigger tick: brings trigger_states in line with the flows, then fires the slots due. */
+export async function processTriggerTick(services: Services): Promise<TickResult> {
+  const log = services.logging.module('svc::workflows::triggers');
+  const now = services.clock.now();
+  const result: TickResult = { fired: [], reset: 0, created: 0 };
+  const flows = await services.db.selectFrom('flows').select(['workspace_id', 'namespace', 'flow_id', 'definition'])
+    .where('deleted', '=', false)
+    .where(sql<boolean>`definition @> '{"triggers":[{"type":"schedule"}]}'::jsonb`)
+    .execute();
+  const states = await services.db.selectFrom('trigger_states').selectAll().execute();
+  const key = (ws: string, ns: string, f: string, t: string) => `${ws}\u0000${ns}\u0000${f}\u0000${t}`;
+  const stateByKey = new Map(states.map((s) => [key(s.workspace_id, s.namespace, s.flow_id, s.trigger_id), s]));
+  const wanted = new Set<string>();
+
+  for (const f of flows) {
+    const def = f.definition as FlowDef;
+    for (const t of def.triggers ?? []) {
+      if (t.type !== 'schedule' || t.disabled) continue;
+      const k = key(f.workspace_id, f.namespace, f.flow_id, t.id);
+      const cron = cronFor(t.cron, t.timezone ?? 'UTC');
+      if (typeof cron === 'string') {
+        if (warned.has(`${k}\u0000${cron}`)) continue;
+        if (warned.size > 10_000) warned.clear();
+        warned.add(`${k}\u0000${cron}`);
+        log.warn({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, problem: cron }, 'schedule trigger skipped: invalid cron or time zone');
+        continue;
+      }
+      wanted.add(k);
+      const ids = { workspace_id: f.workspace_id, namespace: f.namespace, flow_id: f.flow_id, trigger_id: t.id };
+      const st = stateByKey.get(k);
+      if (!st) {
+        const res = await services.db.insertInto('trigger_states').values({ ...ids, next_fire_at: cron.nextRun(now), last_fired_at: null })
+          .onConflict((oc) => oc.columns(['workspace_id', 'namespace', 'flow_id', 'trigger_id']).doNothing()).executeTakeFirst();
+        if (Number(res.numInsertedOrUpdatedRows ?? 0n) > 0) result.created++;
+        continue;
+      }
+      const where = () => services.db.updateTable('trigger_states')
+        .where('workspace_id', '=', ids.workspace_id).where('namespace', '=', ids.namespace)
+        .where('flow_id', '=', ids.flow_id).where('trigger_id', '=', ids.trigger_id);
+      if (!consistent(cron, st.next_fire_at, st.last_fired_at, now)) {
+        // The cron or time zone changed: start again from now. Conditional, like a claim.
+        await where().set({ next_fire_at: cron.nextRun(now), last_fired_at: null })
+          .where(sql<boolean>`next_fire_at IS NOT DISTINCT FROM ${st.next_fire_at}`)
+          .where(sql<boolean>`last_fired_at IS NOT DISTINCT FROM ${st.last_fired_at}`)
+          .execute();
+        result.reset++;
+        continue;
+      }
+      if (!st.next_fire_at || st.next_fire_at.getTime() > now.getTime()) continue;
+      const due = latestDue(cron, st.next_fire_at, now);
+      const next = cron.nextRun(due);
+      const claimed = await where().set({ next_fire_at: next, last_fired_at: due })
+        .where('next_fire_at', '=', st.next_fire_at).where('next_fire_at', '<=', now)
+        .returning('trigger_id').executeTakeFirst();
+      if (!claimed) continue; // another replica (or tick) fired this slot
+      try {
+        const exec = await createExecution(services, {
+          workspaceId: f.workspace_id, namespace: f.namespace, flowId: f.flow_id, inputs: t.inputs ?? {},
+          trigger: { type: 'schedule', id: t.id, date: due.toISOString() },
+        });
+        result.fired.push({ executionId: exec.id, namespace: f.namespace, flowId: f.flow_id, triggerId: t.id, date: due.toISOString() });
+        log.info({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, date: due.toISOString(), execution: exec.id }, 'schedule trigger fired');
+      } catch (err) {
+        if (err instanceof DomainError) {
+          // The flow went away or its inputs no longer fit: this slot is spent.
+          log.warn({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, err: err.message }, 'schedule trigger could not start an execution');
+          continue;
+        }
+        // A transient failure (database, Redis): give the slot back so the next tick tries again.
+        await where().set({ next_fire_at: st.next_fire_at, last_fired_at: st.last_fired_at })
+          .where(sql<boolean>`next_fire_at IS NOT DISTINCT FROM ${next}`).where('last_fired_at', '=', due).execute().catch(() => {});
+        log.warn({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, err: (err as Error).message }, 'schedule trigger failed; the slot is retried on the next tick');
+      }
+    }
+  }
+
+  // States of triggers that are gone, disabled or no longer valid.
+  for (const s of states) {
+    if (wanted.has(key(s.workspace_id, s.namespace, s.flow_id, s.trigger_id))) continue;
+    await services.db.deleteFrom('trigger_states')
+      .where('workspace_id', '=', s.workspace_id).where('namespace', '=', s.namespace)
+      .where('flow_id', '=', s.flow_id).where('trigger_id', '=', s.trigger_id).execute();
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flow triggers
+// ---------------------------------------------------------------------------------------------
+
+function matches(t: FlowTrigger, ended: { namespace: string; flow_id: string; state: string }): boolean {
+  const c = t.conditions;
+  if (c.namespace !== undefined && c.namespace !== ended.namespace) return false;
+  if (c.flowId !== undefined && c.flowId !== ended.flow_id) return false;
+  return (c.states ?? ['SUCCESS']).includes(ended.state as never);
+}
+
+export interface FlowTriggerResult { fired: Array<{ executionId: string; namespace: string; flowId: string; triggerId: string }>; skipped: number }
+
+/**
+ * Starts the flows whose `flow` triggers match an ended execution (same workspace; namespace and
+ * flowId equal when given; state among `states`). A flow never reacts to its own executions.
+ * Idempotent per (ended execution, target flow, trigger): a redelivered job finds the execution
+ * it already started (trigger.executionId and trigger.id) and starts none.
+ */
+export async function processExecutionEnded(services: Services, executionId: string): Promise<FlowTriggerResult> {
+  const log = services.logging.module('svc::workflows::triggers');
+  const result: FlowTriggerResult = { fired: [], skipped: 0 };
+  if (!/^[0-9a-f-]{36}$/i.test(executionId)) return result;
+  const ended = await services.db.selectFrom('executions').select(['id', 'workspace_id', 'namespace', 'flow_id', 'state', 'trigger', 'ended_at'])
+    .where('id', '=', executionId).executeTakeFirst();
+  if (!ended || !ended.ended_at || !TERMINAL_EXECUTION.includes(ended.state)) return result;
+  const prev = ended.trigger as { type?: string; depth?: unknown } | null;
+  const depth = (prev?.type === 'flow' && typeof prev.depth === 'number' ? prev.depth : 0) + 1;
+  if (depth > MAX_FLOW_TRIGGER_DEPTH) {
+    log.warn({ execution: ended.id, namespace: ended.namespace, flow: ended.flow_id, depth }, `flow triggers not evaluated: the chain of flow-triggered executions is deeper than ${MAX_FLOW_TRIGGER_DEPTH}`);
+    return result;
+  }
+  const flows = await services.db.selectFrom('flows').select(['namespace', 'flow_id', 'definition'])
+    .where('workspace_id', '=', ended.workspace_id).where('deleted', '=', false)
+    .where(sql<boolean>`definition @> '{"triggers":[{"type":"flow"}]}'::jsonb`)
+    .orderBy('namespace').orderBy('flow_id')
+    .execute();
+  const since = new Date(ended.ended_at.getTime() - 3_600_000); // clock skew between replicas
+  const errors: Error[] = [];
+  for (const f of flows) {
+    if (f.namespace === ended.namespace && f.flow_id === ended.flow_id) continue;
+    for (const t of (f.definition as FlowDef).triggers ?? []) {
+      if (t.type !== 'flow' || t.disabled || !matches(t, ended)) continue;
+      const already = await services.db.selectFrom('executions').select('id')
+        .where('workspace_id', '=', ended.workspace_id).where('namespace', '=', f.namespace).where('flow_id', '=', f.flow_id)
+        .where('created_at', '>=', since)
+        .where(sql<boolean>`trigger->>'type' = 'flow' AND trigger->>'executionId' = ${ended.id} AND trigger->>'id' = ${t.id}`)
+        .limit(1).executeTakeFirst();
+      if (already) { result.skipped++; continue; }
+      try {
+        const exec = await createExecution(services, {
+          workspaceId: ended.workspace_id, namespace: f.namespace, flowId: f.flow_id, inputs: t.inputs ?? {},
+          trigger: { type: 'flow', id: t.id, executionId: ended.id, namespace: ended.namespace, flowId: ended.flow_id, state: ended.state, depth },
+        });
+        result.fired.push({ executionId: exec.id, namespace: f.namespace, flowId: f.flow_id, triggerId: t.id });
+        log.info({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, after: ended.id, state: ended.state, execution: exec.id }, 'flow trigger fired');
+      } catch (err) {
+        if (err instanceof DomainError) {
+          log.warn({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, err: err.message }, 'flow trigger could not start an execution');
+          continue;
+        }
+        errors.push(err as Error);
+      }
+    }
+  }
+  // A transient failure fails the job (and BullMQ retries it when attempts allow); the targets
+  // already started are not started again (see above).
+  if (errors.length) throw errors[0];
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+// ---------------------------------------------------------------------------------------------
+
+export interface TriggerLoop { worker: Worker; close(): Promise<void> }
+
+export async function startTriggerLoop(services: Services): Promise<TriggerLoop> {
+  const log = services.logging.module('svc::workflows::triggers');
+  const cfg = services.config.workflow;
+  const queue = services.queues.get(QUEUE.triggers);
+  const everyMs = Math.max(1, cfg.trigger_interval_secs) * 1000;
+  await queue.upsertJobScheduler('trigger-tick', { every: everyMs }, { name: 'trigger-tick', opts: { removeOnComplete: 100, removeOnFail: 100 } });
+  const worker = new Worker(QUEUE.triggers, async (job: Job<{ executionId?: string }>) => {
+    services.metrics.jobWaitSeconds.observe({ queue: QUEUE.triggers }, Math.max(0, Date.now() - (job.timestamp + (job.opts.delay ?? 0))) / 1000);
+    switch (job.name) {
+      case 'trigger-tick': return processTriggerTick(services);
+      case 'execution-ended': return processExecutionEnded(services, String(job.data.executionId ?? ''));
+      default: throw new Error(`unknown trigger job ${job.name}`);
+    }
+  }, { connection: services.queues.connection(), prefix: services.queues.prefix, concurrency: 4 });
+  worker.on('failed', (job, err) => { services.metrics.jobFailures.inc({ queue: QUEUE.triggers }); log.warn({ job: job?.name, id: job?.id, err: err.message }, 'trigger job failed'); });
+  worker.on('error', (err) => log.warn({ queue: QUEUE.triggers, err: err.message }, 'worker error'));
+  log.info({ every_ms: everyMs }, 'trigger loop started');
+  return { worker, async close() { await worker.close(); } };
+}
