@@ -26,7 +26,7 @@ before(async () => {
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100',
     SVC_WORKFLOW__CONTAINER_RUNNER: 'local_container', SVC_ENGINES__LOCAL_CONTAINER__HOST: host,
     SVC_WORKFLOW__PLUGIN_HOST__IMAGE: PLUGIN_HOST, SVC_WORKFLOW__PLUGIN_HOST__KILL_GRACE_S: '3',
-    SVC_WORKFLOW__STORAGE__MAX_FILE_BYTES: '1000',
+    SVC_WORKFLOW__STORAGE__MAX_FILE_BYTES: '1000', SVC_WORKFLOW__STORAGE__MAX_TASK_BYTES: '1500', SVC_WORKFLOW__STORAGE__MAX_NAMESPACE_FILES: '3',
     SVC_WORKFLOW__PLUGIN_CONFIGURATIONS: '[{type="script", values={"allowed-images"=["localhost/svc-test:*"]}}, {type="plugins", values={"allowed-types"=["io.test.*"]}}]',
   });
   await initAdministrator(t.services.db, { email: 'admin@example.test', password: 'admin-password-1', force: false });
@@ -110,6 +110,28 @@ tasks:
     const f = await waitEnded(t, b, WS, await run(b, WS, 'team', 'bigfile'), 60_000);
     assert.equal(f.state, 'FAILED');
     assert.match(f.task_runs[0].error, /output file big\.bin is \d+ bytes, over workflow\.storage\.max_file_bytes \(1000\)/);
+  });
+
+  test('output files together over max_task_bytes fail the task', async () => {
+    await saveFlow(b, WS, 'id: twofiles\nnamespace: team\ntasks:\n  - id: sh\n    type: script\n    image: localhost/svc-test:1\n    outputFiles: [a.txt, b.txt]\n    commands: ["seq 1 220 > a.txt", "seq 1 220 > b.txt"]\n');
+    const e = await waitEnded(t, b, WS, await run(b, WS, 'team', 'twofiles'), 60_000);
+    assert.equal(e.state, 'FAILED');
+    assert.equal(e.task_runs[0].error, 'output files total over workflow.storage.max_task_bytes (1500)');
+  });
+
+  test('namespace files: max_file_bytes answers 413, max_namespace_files caps the count', async () => {
+    const put = (path: string, size: number) => b.request('PUT', `/workflows/v1/${WS}/namespaces/caps/files/content?path=${path}`, Buffer.alloc(size, 120), { headers: { 'content-type': 'application/octet-stream' } });
+    const big = await put('big.bin', 1001);
+    assert.equal(big.statusCode, 413, big.body);
+    assert.match(big.json().message, /over 1000 bytes/);
+    for (const n of [1, 2, 3]) assert.equal((await put(`f${n}.txt`, 10)).statusCode, 200);
+    const fourth = await put('f4.txt', 10);
+    assert.equal(fourth.statusCode, 400);
+    assert.match(fourth.json().message, /already holds 3 files/);
+    assert.equal((await put('f1.txt', 20)).statusCode, 200, 'replacing an existing file is not a new one');
+    const list = (await b.get(`/workflows/v1/${WS}/namespaces/caps/files`)).json();
+    assert.equal(list.files.length, 3);
+    assert.equal(list.truncated, false);
   });
 
   test('a script over its timeout is stopped (container default timeout applies when none is declared)', async () => {

@@ -187,6 +187,15 @@ tasks:
     assert.deepEqual(attempts.map((a) => [a.attempt, a.state, a.reason]), [[1, 'FAILED', null], [2, 'FAILED', 'retry'], [3, 'FAILED', 'retry']]);
   });
 
+  test('logs can be followed until the execution ends', async () => {
+    await saveFlow(b(), WS, 'id: follow\nnamespace: team\ntasks:\n  - id: a\n    type: log\n    message: first\n  - id: nap\n    type: sleep\n    duration: PT0.5S\n  - id: b\n    type: log\n    message: last\n');
+    const id = await run(b(), WS, 'team', 'follow');
+    const res = await b().get(`/workflows/v1/${WS}/executions/${id}/logs?follow=true`);
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /application\/x-ndjson/);
+    assert.deepEqual(res.body.split('\n').filter(Boolean).map((l) => JSON.parse(l).line), ['first', 'last'], 'the stream closed after the last line');
+  });
+
   test('timeout fails a task that runs too long', async () => {
     await saveFlow(b(), WS, 'id: slow\nnamespace: team\ntasks:\n  - id: nap\n    type: sleep\n    duration: PT20S\n    timeout: PT0.5S\n');
     const started = Date.now();
