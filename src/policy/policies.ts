@@ -104,16 +104,22 @@ export async function listPolicies(db: Db, slug: string): Promise<PolicyView[]> 
   return rows.map(policyView);
 }
 
+/** The validated resources and items of a policy; at least one allow or deny item. */
+function checkPolicyInput(input: PolicyInput) {
+  const resources = checkResources(input.resources);
+  const allow = checkItems(input.allow, 'allow');
+  const deny = checkItems(input.deny, 'deny');
+  if (allow.length + deny.length === 0) throw badRequest('a policy needs at least one allow or deny item');
+  return { resources, allow, deny };
+}
+
 function parsePolicyId(id: string): string {
   if (!/^\d{1,18}$/.test(id)) throw notFound(`policy does not exist: ${id}`);
   return id;
 }
 
 export async function createPolicy(db: Db, actor: PolicyActor, slug: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
-  const resources = checkResources(input.resources);
-  const allow = checkItems(input.allow, 'allow');
-  const deny = checkItems(input.deny, 'deny');
-  if (allow.length + deny.length === 0) throw badRequest('a policy needs at least one allow or deny item');
+  const { resources, allow, deny } = checkPolicyInput(input);
   return db.transaction().execute(async (tx) => {
     const ws = await workspaceOf(tx, slug);
     try {
@@ -134,10 +140,7 @@ export async function createPolicy(db: Db, actor: PolicyActor, slug: string, inp
 
 export async function updatePolicy(db: Db, actor: PolicyActor, slug: string, id: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
   parsePolicyId(id);
-  const resources = checkResources(input.resources);
-  const allow = checkItems(input.allow, 'allow');
-  const deny = checkItems(input.deny, 'deny');
-  if (allow.length + deny.length === 0) throw badRequest('a policy needs at least one allow or deny item');
+  const { resources, allow, deny } = checkPolicyInput(input);
   return db.transaction().execute(async (tx) => {
     const ws = await workspaceOf(tx, slug);
     try {
