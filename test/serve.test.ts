@@ -48,6 +48,14 @@ describe('svc serve', () => {
       assert.deepEqual(await down.json(), { status: 'unavailable', db: 'down' });
       assert.equal((await fetch(`${base}/healthz`)).status, 200, 'liveness does not depend on the database');
 
+      const cfg = await fetch(`${base}/api/auth/config?code=query-secret-123`);
+      assert.equal(cfg.status, 200);
+      await new Promise((r) => setTimeout(r, 200));
+      const access = output().split('\n').filter((l) => l.includes('"msg":"request completed"') && l.includes('/api/auth/config'));
+      assert.equal(access.length, 1, 'one access-log line per request');
+      assert.match(access[0], /"url":"\/api\/auth\/config","status":200/);
+      assert.doesNotMatch(output(), /query-secret-123/, 'query strings never reach the log');
+
       const nf = await fetch(`${base}/nope`);
       assert.equal(nf.status, 404);
       assert.deepEqual(await nf.json(), { error: 'not_found', message: 'no route for GET /nope' });

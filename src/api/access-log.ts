@@ -3,10 +3,13 @@
 // kept at `debug`. Halving the lines matters: logging was the largest cost of a cheap request.
 import { LogController } from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 
 const pathOf = (url: string) => { const q = url.indexOf('?'); return q < 0 ? url : url.slice(0, q); };
 
 export class AccessLog extends LogController {
+  constructor(private readonly access?: Logger) { super(); }
+
   override incomingRequest(request: FastifyRequest): void {
     if (this.isLogDisabled(request)) return;
     request.log.debug({ method: request.method, url: pathOf(request.url) }, 'incoming request');
@@ -16,6 +19,7 @@ export class AccessLog extends LogController {
     if (this.isLogDisabled(request)) return;
     const fields = { method: request.method, url: pathOf(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 };
     if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else if (this.access && (reply.log as unknown as Logger).isLevelEnabled('info')) this.access.info({ reqId: request.id, ...fields }, 'request completed');
     else reply.log.info(fields, 'request completed');
   }
 }

@@ -36,7 +36,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   const app = Fastify({
     loggerInstance: opts.logger as FastifyBaseLogger | undefined,
     trustProxy: false,
-    logController: new AccessLog(),
+    logController: new AccessLog(opts.services?.logging.access),
     bodyLimit: 1024 * 1024,
     // Keep-alive sockets that are idle are closed at shutdown; busy ones are drained.
     forceCloseConnections: 'idle',

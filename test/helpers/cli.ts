@@ -33,9 +33,12 @@ export function spawnSvc(args: string[], opts: { env: Record<string, string>; cw
     const argv = opts.entry ?? [SVC_BIN];
     const child = spawn(process.execPath, [...argv, ...args], { env: opts.env, cwd: opts.cwd ?? ROOT });
     let out = '';
+    let ready = false;
     const onData = (d: Buffer) => {
       out += d;
-      if (opts.ready.test(out)) { clearTimeout(timer); resolve({ child, output: () => out }); }
+      // Keep the tail only: a long-running server under load logs a lot.
+      if (out.length > 4_000_000) out = out.slice(-2_000_000);
+      if (!ready && opts.ready.test(out)) { ready = true; clearTimeout(timer); resolve({ child, output: () => out }); }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
