@@ -35,7 +35,6 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     await services.close().catch(() => {});
     throw new Error(oneLine(err, cfg.database.url));
   }
-  services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed'));
 
   await redisAnswers(services);
   await startLoops(services);
@@ -43,6 +42,8 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   for (const p of opts.plugins ?? []) await app.register(p);
   const address = await app.listen({ host: cfg.server.host, port: cfg.server.port });
   log.info({ address }, 'listening');
+  // After listening: the check loads the S3 client, which need not delay the start.
+  setImmediate(() => { services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed')); });
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

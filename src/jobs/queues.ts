@@ -1,7 +1,12 @@
 // The BullMQ queues, one per job kind, created on first use. Producers (the API) and consumers
 // (workers in `svc serve` with the loops enabled) share these names and the key prefix.
-import { Queue, type ConnectionOptions } from 'bullmq';
+import { createRequire } from 'node:module';
+import type { Queue, ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+
+// bullmq is loaded on first use: `svc openapi` and one-shot commands never need it.
+const require = createRequire(import.meta.url);
+let QueueClass: typeof Queue | undefined;
 
 export const QUEUE = {
   /** start / advance / kill of an execution: the orchestrator */
@@ -30,7 +35,8 @@ export class Queues {
   get(name: QueueName): Queue {
     let q = this.open.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection(), prefix: this.prefix });
+      QueueClass ??= (require('bullmq') as typeof import('bullmq')).Queue;
+      q = new QueueClass(name, { connection: this.connection(), prefix: this.prefix });
       q.on('error', () => {});
       this.open.set(name, q);
     }

@@ -1,10 +1,12 @@
 // S3 client from `[storage]`: any S3-compatible store (MinIO, AWS, s3rver in tests).
-import {
-  S3Client, HeadBucketCommand, PutObjectCommand, GetObjectCommand, DeleteObjectCommand,
-  ListObjectsV2Command, NoSuchKey, HeadObjectCommand,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+// The AWS SDK is large: it is loaded on the first object-store call, not at start.
+const require = createRequire(import.meta.url);
+let sdkModule: typeof import('@aws-sdk/client-s3') | undefined;
+const sdk = () => (sdkModule ??= require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3'));
 
 export interface StorageConfig {
   endpoint?: string;
@@ -17,7 +19,6 @@ export interface StorageConfig {
 
 export interface ObjectStore {
   readonly bucket: string;
-  readonly client: S3Client;
   /** Throws a one-line error when the bucket cannot be reached. */
   checkBucket(): Promise<void>;
   put(key: string, body: Uint8Array | string, contentType?: string): Promise<void>;
@@ -36,7 +37,8 @@ export interface ObjectStore {
 }
 
 export function createObjectStore(cfg: StorageConfig): ObjectStore {
-  const client = new S3Client({
+  let s3: S3Client | undefined;
+  const client = () => (s3 ??= new (sdk().S3Client)({
     endpoint: cfg.endpoint || undefined,
     region: cfg.region,
     forcePathStyle: cfg.path_style,
@@ -44,39 +46,38 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
     // s3rver and older MinIO reject the newer default checksum headers on some calls.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+  }));
   const Bucket = cfg.bucket;
   return {
     bucket: Bucket,
-    client,
     async checkBucket() {
       try {
-        await client.send(new HeadBucketCommand({ Bucket }));
+        await client().send(new (sdk().HeadBucketCommand)({ Bucket }));
       } catch (err) {
         const name = (err as { name?: string }).name ?? 'error';
         throw new Error(`object store bucket "${Bucket}" is not reachable at ${cfg.endpoint ?? 'the default endpoint'}: ${name}`);
       }
     },
     async put(key, body, contentType) {
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType }));
+      await client().send(new (sdk().PutObjectCommand)({ Bucket, Key: key, Body: body, ContentType: contentType }));
     },
     async get(key) {
       try {
-        const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        const out = await client().send(new (sdk().GetObjectCommand)({ Bucket, Key: key }));
         return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
       } catch (err) {
-        if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return null;
+        if ((err as { name?: string }).name === 'NoSuchKey') return null;
         throw err;
       }
     },
     async delete(key) {
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+      await client().send(new (sdk().DeleteObjectCommand)({ Bucket, Key: key }));
     },
     async list(prefix, max = Number.POSITIVE_INFINITY) {
       const out: Array<{ key: string; size: number; lastModified?: Date }> = [];
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: Math.min(1000, Math.max(1, max - out.length)) }));
+        const page = await client().send(new (sdk().ListObjectsV2Command)({ Bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: Math.min(1000, Math.max(1, max - out.length)) }));
         for (const o of page.Contents ?? []) if (out.length < max) out.push({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified });
         token = page.IsTruncated && out.length < max ? page.NextContinuationToken : undefined;
       } while (token);
@@ -84,7 +85,7 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
     },
     async head(key) {
       try {
-        const out = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+        const out = await client().send(new (sdk().HeadObjectCommand)({ Bucket, Key: key }));
         return { size: out.ContentLength ?? 0 };
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -94,28 +95,29 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
     },
     async getStream(key) {
       try {
-        const out = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        const out = await client().send(new (sdk().GetObjectCommand)({ Bucket, Key: key }));
         return { body: out.Body as Readable, size: out.ContentLength ?? 0 };
       } catch (err) {
-        if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return null;
+        if ((err as { name?: string }).name === 'NoSuchKey') return null;
         throw err;
       }
     },
     async putStream(key, body, contentType) {
-      await new Upload({ client, params: { Bucket, Key: key, Body: body, ContentType: contentType } }).done();
+      const { Upload } = require('@aws-sdk/lib-storage') as typeof import('@aws-sdk/lib-storage');
+      await new Upload({ client: client(), params: { Bucket, Key: key, Body: body, ContentType: contentType } }).done();
     },
     async deletePrefix(prefix) {
       let deleted = 0;
       for (;;) {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: 1000 }));
+        const page = await client().send(new (sdk().ListObjectsV2Command)({ Bucket, Prefix: prefix, MaxKeys: 1000 }));
         const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
         if (keys.length === 0) return deleted;
         // One call per key works on every S3 flavour (some lack the batch delete's MD5 handling).
-        await Promise.all(keys.map((k) => client.send(new DeleteObjectCommand({ Bucket, Key: k.Key }))));
+        await Promise.all(keys.map((k) => client().send(new (sdk().DeleteObjectCommand)({ Bucket, Key: k.Key }))));
         deleted += keys.length;
         if (!page.IsTruncated && keys.length < 1000) return deleted;
       }
     },
-    close() { client.destroy(); },
+    close() { s3?.destroy(); },
   };
 }

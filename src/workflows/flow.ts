@@ -1,8 +1,12 @@
 // Flow definitions: YAML with id, namespace, inputs, tasks and triggers (Kestra's shape). Parsing
 // and validation name the path and the problem (`tasks[1].tasks[0].message: required`).
-import { parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { checkTemplates, usesSecrets } from './template.js';
+
+// yaml is loaded on first parse, so building the route tree stays light.
+const require = createRequire(import.meta.url);
+const parseDocument: typeof import('yaml').parseDocument = (...args) => (require('yaml') as typeof import('yaml')).parseDocument(...args);
 
 export const ID_RE = /^[A-Za-z][A-Za-z0-9_-]{0,99}$/;
 export const NAMESPACE_RE = /^[a-z0-9][a-z0-9_.-]{0,199}$/;

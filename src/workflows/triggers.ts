@@ -16,7 +16,8 @@
 // stored copy): next_fire_at must be the first slot after last_fired_at (or, before the first
 // fire, the first slot to come). When it is not, the cron or time zone changed, and the trigger
 // starts again from now (slots of the new expression already past do not fire).
-import { Worker, type Job } from 'bullmq';
+import type { Worker, Job } from 'bullmq';
+import { createRequire } from 'node:module';
 import { Cron } from 'croner';
 import { sql } from 'kysely';
 import type { Services } from '../services.js';
@@ -305,7 +306,9 @@ export async function startTriggerLoop(services: Services): Promise<TriggerLoop>
   const queue = services.queues.get(QUEUE.triggers);
   const everyMs = Math.max(1, cfg.trigger_interval_secs) * 1000;
   await queue.upsertJobScheduler('trigger-tick', { every: everyMs }, { name: 'trigger-tick', opts: { removeOnComplete: 100, removeOnFail: 100 } });
-  const worker = new Worker(QUEUE.triggers, async (job: Job<{ executionId?: string }>) => {
+  // bullmq is loaded when the loop starts: flow validation imports this module too.
+  const { Worker: WorkerClass } = createRequire(import.meta.url)('bullmq') as typeof import('bullmq');
+  const worker = new WorkerClass(QUEUE.triggers, async (job: Job<{ executionId?: string }>) => {
     services.metrics.jobWaitSeconds.observe({ queue: QUEUE.triggers }, Math.max(0, Date.now() - (job.timestamp + (job.opts.delay ?? 0))) / 1000);
     switch (job.name) {
       case 'trigger-tick': return processTriggerTick(services);
