@@ -244,6 +244,23 @@ tasks:
     assert.equal(e.state, 'SUCCESS', JSON.stringify(e));
     const logs = await logsOf(b(), WS, e.id);
     assert.deepEqual(logs.map((l) => l.line), ['token is ******']);
+    assert.deepEqual(e.outputs, { o: { len: '******' } }, 'outputs are stored masked too');
+
+    // An editor may save flows, but not one that reads secrets.
+    assert.equal((await b().post('/api/users', { email: 'editor@example.test', password: 'editor-password' })).statusCode, 201);
+    assert.equal((await b().post('/api/groups', { name: 'editors' })).statusCode, 201);
+    assert.equal((await b().put('/api/groups/editors/members/editor@example.test')).statusCode, 200);
+    assert.equal((await b().put(`/api/workspaces/${WS}/members/groups/editors`, { role: 'ws_editor' })).statusCode, 200);
+    const editor = new Browser(t, '198.51.100.93');
+    assert.equal((await editor.login('editor@example.test', 'editor-password')).statusCode, 200);
+    const refused = await editor.request('POST', `/workflows/v1/${WS}/flows`, "id: sneaky\nnamespace: team\ntasks:\n  - id: l\n    type: log\n    message: \"{{ secret('API_TOKEN') }}\"\n", { headers: { 'content-type': 'application/x-yaml' } });
+    assert.equal(refused.statusCode, 403);
+    assert.match(refused.json().message, /requires workflow:use_secrets/);
+    const plain = await editor.request('POST', `/workflows/v1/${WS}/flows`, 'id: plain\nnamespace: team\ntasks:\n  - id: l\n    type: log\n    message: hi\n', { headers: { 'content-type': 'application/x-yaml' } });
+    assert.equal(plain.statusCode, 201);
+    assert.equal((await editor.put(`/workflows/v1/${WS}/secrets/OTHER`, { value: 'x' })).statusCode, 403, 'secrets are ws_admin business');
+    const stored = JSON.stringify(await t.services.db.selectFrom('task_runs').select(['outputs', 'error']).execute());
+    assert.ok(!stored.includes('tok-123-secret'));
   });
 
   test('read() of a namespace file, capped by max_read_bytes', async () => {

@@ -129,6 +129,9 @@ export async function runTaskRunJob(services: Services, defs: FlowDefinitions, r
     for (const t of timers) { clearTimeout(t); clearInterval(t); }
   }
   await log.close();
+  // Secret values never leave the task: outputs and errors are stored and shown masked, as logs are.
+  outputs = maskSecrets(outputs ?? {}, log.masked) as Record<string, unknown>;
+  if (error) error = maskSecrets(error, log.masked) as string;
 
   const retry = taskDef?.retry;
   const retrying = state === 'FAILED' && retry !== undefined && run.attempt < retry.maxAttempts;
@@ -161,4 +164,17 @@ export async function runTaskRunJob(services: Services, defs: FlowDefinitions, r
   }
   await afterAdvance(services, exec.id, outcome.ended, leaves);
   return state;
+}
+
+/** Replaces every occurrence of the given secret values in strings inside a value. */
+export function maskSecrets(value: unknown, secrets: Set<string>): unknown {
+  if (secrets.size === 0) return value;
+  if (typeof value === 'string') {
+    let v = value;
+    for (const secret of secrets) if (v.includes(secret)) v = v.split(secret).join('******');
+    return v;
+  }
+  if (Array.isArray(value)) return value.map((v) => maskSecrets(v, secrets));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, secrets)]));
+  return value;
 }
