@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command from a fresh clone to a running service: installs, starts PostgreSQL, Redis and an
 # S3 server (s3rver on 127.0.0.1:9000, data in .run/s3) when they are not running, creates the
-# development database, runs `svc init` and `svc serve` on http://localhost:8080.
+# development database, runs `svc init` and `svc serve` on http://localhost:8080 with the
+# workflow worker and scheduler on. Every SVC_ variable set by the caller wins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -12,6 +13,12 @@ export SVC_DATABASE__URL="${SVC_DATABASE__URL:-postgres://svc:svc@127.0.0.1:5432
 export SVC_STORAGE__ENDPOINT="${SVC_STORAGE__ENDPOINT:-http://127.0.0.1:9000}"
 export SVC_STORAGE__ACCESS_KEY="${SVC_STORAGE__ACCESS_KEY:-S3RVER}"
 export SVC_STORAGE__SECRET_KEY="${SVC_STORAGE__SECRET_KEY:-S3RVER}"
+# A development master key, generated once into .run/ (git-ignored), so sealing works locally.
+[ -s .run/master_key ] || node -e "process.stdout.write(require('crypto').randomBytes(32).toString('base64'))" > .run/master_key
+export SVC_SECRETS__MASTER_KEY="${SVC_SECRETS__MASTER_KEY:-$(cat .run/master_key)}"
+# One process plays API and worker pool in development.
+export SVC_WORKFLOW__WORKER_ENABLED="${SVC_WORKFLOW__WORKER_ENABLED:-true}"
+export SVC_WORKFLOW__SCHEDULER_ENABLED="${SVC_WORKFLOW__SCHEDULER_ENABLED:-true}"
 
 if ! curl -s -o /dev/null "http://127.0.0.1:9000/"; then
   echo "starting s3rver on 127.0.0.1:9000" >&2
