@@ -163,6 +163,17 @@ tasks:
     assert.ok(paths.includes('2[2]/1'));
   });
 
+  test('parallel branches completing at the same moment are all seen (no lost wake-up)', async () => {
+    const branches = Array.from({ length: 10 }, (_, i) => `      - id: b${i}\n        type: output\n        values: { i: ${i} }\n`).join('');
+    await saveFlow(b(), WS, `id: fan\nnamespace: team\ntasks:\n  - id: par\n    type: parallel\n    tasks:\n${branches}  - id: after\n    type: output\n    values: { done: true }\n`);
+    const ids = await Promise.all(Array.from({ length: 5 }, () => run(b(), WS, 'team', 'fan')));
+    for (const id of ids) {
+      const e = await waitEnded(t, b(), WS, id, 20_000);
+      assert.equal(e.state, 'SUCCESS');
+      assert.deepEqual(e.outputs.after, { done: true });
+    }
+  });
+
   test('a failing task fails the execution and skips what follows; retries make attempts', async () => {
     await saveFlow(b(), WS, `
 id: failing

@@ -5,7 +5,6 @@
 //
 // Paths name a task's place: `0`, `0/1`, a foreach iteration `2[3]/0`, an if branch `1/then/0`.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import type { Db } from '../db/index.js';
 import type { ExecutionState, TaskRunState } from '../db/workflow-types.js';
@@ -61,17 +60,14 @@ export async function afterAdvance(services: Services, executionId: string, ende
  * final state when the execution ended.
  */
 export async function advanceWithin(services: Services, defs: FlowDefinitions, tx: Db, executionId: string, leaves: LeafDispatch[]): Promise<ExecutionState | null> {
-  // The execution (locked) and its task runs in one round trip.
-  const exec = await tx.selectFrom('executions').selectAll()
-    .select((eb) => eb.fn.coalesce(
-      eb.selectFrom('task_runs as r').whereRef('r.execution_id', '=', 'executions.id')
-        .select(sql<Run[]>`json_agg(json_build_object('id', r.id, 'parent_id', r.parent_id, 'task_id', r.task_id, 'path', r.path, 'state', r.state, 'outputs', r.outputs, 'iteration', r.iteration, 'error', r.error, 'attempt', r.attempt))`.as('runs')),
-      sql<Run[]>`'[]'::json`,
-    ).as('runs'))
-    .where('id', '=', executionId).forUpdate('executions').executeTakeFirst();
+  // Lock first, then read the task runs in a second statement: under READ COMMITTED a statement
+  // that waited for the lock still sees its own older snapshot, and would miss the outcome the
+  // lock holder just committed (two parallel completions would each think the other still runs).
+  const exec = await tx.selectFrom('executions').selectAll().where('id', '=', executionId).forUpdate().executeTakeFirst();
   if (!exec || exec.ended_at) return null;
   const def = await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
-  const rows = exec.runs as Run[];
+  const rows = await tx.selectFrom('task_runs').select(['id', 'parent_id', 'task_id', 'path', 'state', 'outputs', 'iteration', 'error', 'attempt'])
+    .where('execution_id', '=', executionId).execute();
   const byPath = new Map<string, Run>(rows.map((r) => [r.path, { ...r, outputs: r.outputs ?? {} } as Run]));
   const now = services.clock.now();
   const killing = exec.kill_requested_at !== null;
