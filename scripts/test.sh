@@ -12,4 +12,5 @@ bash scripts/chromium.sh > /dev/null
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then files=(test/*.test.ts); fi
-exec node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"
+# --test-force-exit: a file whose tests all ended must not hang CI on a leftover socket.
+exec node --import tsx --test --test-force-exit --test-concurrency=2 --test-reporter=spec "${files[@]}"

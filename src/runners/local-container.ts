@@ -197,9 +197,11 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
     }
   }
 
-  function followLogs(container: Docker.Container, cb: RunCallbacks): Promise<void> {
-    return (async () => {
-      const stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream;
+  /** Follows the logs; `close()` destroys the stream, which an engine may keep open after the container ended. */
+  function followLogs(container: Docker.Container, cb: RunCallbacks): { done: Promise<void>; close(): void } {
+    let stream: NodeJS.ReadableStream | undefined;
+    const done = (async () => {
+      stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream;
       const out = new PassThrough();
       const err = new PassThrough();
       const outLines = new LineSplitter((line) => cb.onLog(line, 'stdout'));
@@ -207,14 +209,16 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
       out.on('data', (c: Buffer) => outLines.push(c));
       err.on('data', (c: Buffer) => errLines.push(c));
       container.modem.demuxStream(stream, out, err);
+      const s = stream;
       await new Promise<void>((resolve) => {
-        stream.on('end', resolve);
-        stream.on('close', resolve);
-        stream.on('error', (e) => { log?.warn({ err: oneLine(e) }, 'container log stream failed'); resolve(); });
+        s.on('end', resolve);
+        s.on('close', resolve);
+        s.on('error', (e) => { log?.warn({ err: oneLine(e) }, 'container log stream failed'); resolve(); });
       });
       outLines.end();
       errLines.end();
     })().catch((e) => { log?.warn({ err: oneLine(e) }, 'could not follow the container logs'); });
+    return { done, close: () => { (stream as Readable | undefined)?.destroy(); } };
   }
 
   async function collectOutputs(container: Docker.Container, spec: ContainerTaskSpec): Promise<Record<string, Uint8Array>> {
@@ -265,6 +269,7 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
     let keep = false;
     let stopReason: 'killed' | 'timeout' | null = null;
     let started = false;
+    let logs: ReturnType<typeof followLogs> | undefined;
     let stopping: Promise<void> | undefined;
     let timer: NodeJS.Timeout | undefined;
     const stop = () => {
@@ -301,13 +306,15 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
       await container.start();
       started = true;
       if (stopReason) stop();
-      const logsDone = followLogs(container, cb);
+      logs = followLogs(container, cb);
       const waited = (await container.wait()) as { StatusCode?: number };
       clearTimeout(timer);
       cb.signal.removeEventListener('abort', onAbort);
       if (stopping) await stopping;
-      // the log stream ends with the container; bound the wait in case the engine keeps it open
-      await Promise.race([logsDone, new Promise((r) => setTimeout(r, 5000).unref())]);
+      // the log stream ends with the container; bound the wait in case the engine keeps it open,
+      // and then close it, or its socket would keep the process alive
+      await Promise.race([logs.done, new Promise((r) => setTimeout(r, 5000).unref())]);
+      logs.close();
 
       const exitCode = typeof waited.StatusCode === 'number' ? waited.StatusCode : null;
       const outcome: ContainerRunResult['outcome'] = stopReason ?? 'exited';
@@ -321,6 +328,7 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
     } finally {
       clearTimeout(timer);
       cb.signal.removeEventListener('abort', onAbort);
+      logs?.close();
       if (container && !keep) {
         await container.remove({ force: true, v: true }).catch((err: unknown) => {
           if (statusCode(err) !== 404) log?.error({ container: spec.name, err: oneLine(err) }, 'could not remove the container');
