@@ -3,6 +3,9 @@ import { z } from 'zod';
 
 export const errorSchema = z.object({ error: z.string(), message: z.string() });
 
+/** The client errors every guarded /api route may answer, in the one error shape. */
+export const apiErrors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema } as const;
+
 export const workspaceRoleSchema = z.enum(['ws_admin', 'ws_editor', 'ws_viewer']);
 
 export const userSchema = z.object({

@@ -1,6 +1,6 @@
 // Every CLI failure is one line on stderr and a non-zero exit, never a stack trace.
 import { DomainError } from '../errors.js';
-import { describeDbUrl } from '../db/index.js';
+import { describeUrl } from '../db/index.js';
 
 export class CliError extends Error {}
 
@@ -12,7 +12,7 @@ export function oneLine(err: unknown, databaseUrl?: string): string {
   const message = typeof e?.message === 'string' ? e.message : String(err);
   // System errors (ECONNREFUSED ...) and PostgreSQL connection/auth/database classes 08, 28, 3D.
   if (databaseUrl && (/^E[A-Z]+$/.test(code) || /^(08|28|3D)/.test(code) || /connect|timeout/i.test(message)) && e?.name !== 'ConfigError') {
-    return `cannot reach the database at ${describeDbUrl(databaseUrl)}: ${message || code}`.replace(/\s+/g, ' ');
+    return `cannot reach the database at ${describeUrl(databaseUrl)}: ${message || code}`.replace(/\s+/g, ' ');
   }
   return message.split('\n')[0];
 }

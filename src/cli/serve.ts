@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config/index.js';
 import { createServices, type Services } from '../services.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { describeUrl } from '../db/index.js';
 import { buildApp } from '../api/app.js';
 import { loadCheckedConfig } from './config.js';
 import { startLoops } from '../jobs/loops.js';
@@ -82,15 +83,11 @@ export async function serveCommand(opts: StartOptions = {}): Promise<void> {
 async function redisAnswers(services: Services): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${describeRedisUrl(services.config.redis.url)}: no answer within 5 s`)), 5_000);
+    timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${describeUrl(services.config.redis.url)}: no answer within 5 s`)), 5_000);
   });
   try {
     await Promise.race([services.redis().ping(), timeout]);
   } finally {
     clearTimeout(timer);
   }
-}
-
-function describeRedisUrl(url: string): string {
-  try { const u = new URL(url); if (u.password) u.password = '***'; return u.toString(); } catch { return '<unparsable redis url>'; }
 }

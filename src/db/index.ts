@@ -21,13 +21,13 @@ export function createDb(opts: { url: string; maxConnections: number; appName?: 
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
-/** Redacts the password of a database URL for messages. */
-export function describeDbUrl(url: string): string {
+/** A connection URL for messages: the password replaced by ***. */
+export function describeUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
-    return '<unparsable database url>';
+    return '<unparsable url>';
   }
 }

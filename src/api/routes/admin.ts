@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { guard, requireUser } from '../plugins/auth.js';
-import { changedSchema, errorSchema, groupSchema, iso, userSchema } from '../schemas.js';
+import { changedSchema, groupSchema, iso, userSchema, apiErrors } from '../schemas.js';
 import { listUsers } from '../../identity/users.js';
 import { listGroupMembers, listGroups, resolveGroupRef } from '../../identity/groups.js';
 import { addGroupMember, createGroup, createUser, removeGroupMember, setGroupPlatformAdmin, type Actor } from '../../access/governance.js';
@@ -22,7 +22,7 @@ const memberParams = z.object({ group: z.string().min(1).max(255), user: z.strin
 export function adminRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const admin = guard(ctx, () => ({ platform: 'platform_admin' }));
-    const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema };
+    const errors = apiErrors;
 
     app.get('/api/users', {
       preHandler: admin,

@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { guard } from '../plugins/auth.js';
 import { actorOf } from './admin.js';
-import { errorSchema, iso } from '../schemas.js';
+import { errorSchema, iso, apiErrors } from '../schemas.js';
 import { allows } from '../../access/access.js';
 import { forbidden, notFound, badRequest, DomainError } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
@@ -20,7 +20,7 @@ import { deleteWorkflowSecret, listWorkflowSecrets, putWorkflowSecret } from '..
 import { NAMESPACE_RE, ID_RE } from '../../workflows/flow.js';
 
 const BASE = '/workflows/v1/:ws';
-const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema };
+const errors = apiErrors;
 const wsParam = z.object({ ws: z.string().min(1).max(63) });
 const flowParams = wsParam.extend({ namespace: z.string().regex(NAMESPACE_RE), id: z.string().regex(ID_RE) });
 const execParams = wsParam.extend({ id: z.string().uuid() });

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { guard } from '../plugins/auth.js';
 import { actorOf } from './admin.js';
-import { changedSchema, errorSchema, workspaceRoleSchema, workspaceSchema, workspaceView } from '../schemas.js';
+import { changedSchema, workspaceRoleSchema, workspaceSchema, workspaceView, apiErrors } from '../schemas.js';
 import { createWorkspace, listWorkspaceMembers, removeWorkspaceGroup, setWorkspaceGroupRole, updateWorkspace } from '../../access/governance.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { notFound } from '../../errors.js';
@@ -18,7 +18,7 @@ export function workspaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const platformAdmin = guard(ctx, () => ({ platform: 'platform_admin' }));
     const member = guard(ctx, (req) => ({ workspace: (req.params as { ws: string }).ws, role: 'ws_viewer' }));
     const wsAdmin = guard(ctx, (req) => ({ workspace: (req.params as { ws: string }).ws, role: 'ws_admin' }));
-    const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema };
+    const errors = apiErrors;
 
     app.get('/api/workspaces', {
       preHandler: platformAdmin,

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
 import { guard } from '../../plugins/auth.js';
 import { actorOf } from '../admin.js';
-import { errorSchema } from '../../schemas.js';
+import { apiErrors } from '../../schemas.js';
 import { createClient, deleteClient, GRANT_TYPES, listClients, rotateClientSecret, type ClientView } from '../../../idp/clients.js';
 
 const clientSchema = z.object({
@@ -26,7 +26,7 @@ const params = z.object({ id: z.string().min(1).max(128) });
 export function clientRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const admin = guard(ctx, () => ({ platform: 'platform_admin' }));
-    const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema };
+    const errors = apiErrors;
 
     app.get('/api/clients', {
       preHandler: admin,

@@ -10,7 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { errorBody } from '../../errors.js';
-import { errorSchema } from '../../schemas.js';
+import { errorSchema, apiErrors } from '../../schemas.js';
 import { guard } from '../../plugins/auth.js';
 import { actorOf } from '../admin.js';
 import { bearerToken, secretEquals } from '../../../catalog/gate.js';
@@ -126,7 +126,7 @@ function adminApi(ctx: AppContext): FastifyPluginAsyncZod {
       if (!ctx.services().config.policy_service.enabled) return notMounted(req, reply);
     });
     const wsAdmin = guard(ctx, (req) => ({ workspace: (req.params as { ws: string }).ws, role: 'ws_admin' }));
-    const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema };
+    const errors = apiErrors;
     const ws = z.object({ ws: z.string().min(1).max(63) });
     const wsId = z.object({ ws: z.string().min(1).max(63), id: z.string().min(1).max(20) });
     const service = z.object({ name: z.string(), policy_version: z.number(), tag_version: z.number() });
