@@ -52,11 +52,6 @@ export interface MaintenanceOptions {
   audit?: boolean;
 }
 
-/** @deprecated the maintenance queue uses services.queues.prefix; kept for compatibility. */
-export function queuePrefix(): string {
-  return process.env.SVC_QUEUE_PREFIX_FOR_TESTS ?? 'svc';
-}
-
 export interface MaintenanceDeps { runner: () => Promise<ContainerRunner | null> }
 
 /** Runs one maintenance job now (the processor of the `maintenance` queue; tests call it directly). */

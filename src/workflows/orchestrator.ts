@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
 import type { Db } from '../db/index.js';
 import type { ExecutionState, TaskRunState } from '../db/workflow-types.js';
-import { FLOWABLE, parseDuration, type FlowDef, type TaskDef } from './flow.js';
+import { FLOWABLE, type FlowDef, type TaskDef } from './flow.js';
 import { render, truthy } from './template.js';
 import { templateContext, templateFunctions, type RunView } from './context.js';
 import type { FlowDefinitions } from './flows.js';
@@ -234,4 +234,3 @@ function mapState(s: TaskRunState): Status {
   return s === 'SUCCESS' || s === 'SKIPPED' ? 'done' : s === 'FAILED' ? 'failed' : s === 'KILLED' ? 'killed' : 'running';
 }
 
-export { parseDuration };

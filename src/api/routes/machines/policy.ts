@@ -63,31 +63,24 @@ function pluginApi(ctx: AppContext): FastifyPluginAsyncZod {
       schema: { tags: ['policy service'], summary: 'Policy services (one per workspace), as Ranger\'s RangerServiceList', response: { 200: rangerLoose, ...errors } },
     }, async () => rangerServiceList(ctx.services().db));
 
-    app.get('/service/plugins/policies/download/:service', {
-      schema: {
-        tags: ['policy service'], summary: 'Policies of a service as Ranger\'s ServicePolicies; 304 when lastKnownVersion is current',
-        params: serviceParams, querystring: downloadQuery,
-        response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
-      },
-    }, async (req, reply) => {
-      const d = await downloadPolicies(ctx.services().db, req.params.service, req.query.lastKnownVersion);
-      if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
-      if (d.kind === 'not_modified') return reply.status(304).send(null);
-      return d.body;
-    });
-
-    app.get('/service/tags/download/:service', {
-      schema: {
-        tags: ['policy service'], summary: 'Resource tags of a service as Ranger\'s ServiceTags; 304 when lastKnownVersion is current',
-        params: serviceParams, querystring: downloadQuery,
-        response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
-      },
-    }, async (req, reply) => {
-      const d = await downloadTags(ctx.services().db, req.params.service, req.query.lastKnownVersion);
-      if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
-      if (d.kind === 'not_modified') return reply.status(304).send(null);
-      return d.body;
-    });
+    // Policies and tags download alike: Ranger's lastKnownVersion gives 304 when nothing changed.
+    const downloads = [
+      ['/service/plugins/policies/download/:service', 'Policies of a service as Ranger\'s ServicePolicies; 304 when lastKnownVersion is current', downloadPolicies],
+      ['/service/tags/download/:service', 'Resource tags of a service as Ranger\'s ServiceTags; 304 when lastKnownVersion is current', downloadTags],
+    ] as const;
+    for (const [url, summary, download] of downloads) {
+      app.get(url, {
+        schema: {
+          tags: ['policy service'], summary, params: serviceParams, querystring: downloadQuery,
+          response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
+        },
+      }, async (req, reply) => {
+        const d = await download(ctx.services().db, req.params.service, req.query.lastKnownVersion);
+        if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
+        if (d.kind === 'not_modified') return reply.status(304).send(null);
+        return d.body;
+      });
+    }
   };
 }
 
