@@ -1,5 +1,5 @@
 // The kysely instance over a pg pool. Callers pass `db` (or a transaction) explicitly.
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './types.js';
 
@@ -18,7 +18,22 @@ export function createDb(opts: { url: string; maxConnections: number; appName?: 
   // drops the client, and /readyz reports the database down.
   pool.on('error', () => {});
   pool.on('connect', (client) => { client.on('error', () => {}); });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+const pools = new WeakMap<Db, pg.Pool>();
+
+/**
+ * Runs a hot statement of fixed text as a named prepared statement: each connection parses and
+ * plans it once instead of on every call (kysely sends unnamed statements). Inside a transaction
+ * (or any Db not made by createDb) it runs as an ordinary statement.
+ */
+export async function queryPrepared<R>(db: Db, name: string, text: string, values: unknown[]): Promise<R[]> {
+  const pool = pools.get(db);
+  if (!pool) return (await db.executeQuery<R>(CompiledQuery.raw(text, values))).rows;
+  return (await pool.query({ name, text, values })).rows as R[];
 }
 
 /** A connection URL for messages: the password replaced by ***. */

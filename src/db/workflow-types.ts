@@ -49,6 +49,8 @@ export interface ExecutionsTable {
   error: string | null;
   kill_requested_at: NullableTs;
   files_pruned_at: NullableTs;
+  /** bumped by every orchestration step and kill request (bigint, read as a string) */
+  version: ColumnType<string, never, string>;
   created_at: CreatedAt;
   started_at: NullableTs;
   ended_at: NullableTs;

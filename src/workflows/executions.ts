@@ -67,7 +67,11 @@ export async function listExecutions(services: Services, workspaceId: string, f:
 /** Requests a kill: queued work is cancelled by the orchestrator, running task runs stop within kill_poll_ms. */
 export async function requestKill(services: Services, workspaceId: string, id: string) {
   const res = await services.db.updateTable('executions')
-    .set({ kill_requested_at: services.clock.now(), state: sql<ExecutionState>`CASE WHEN state IN ('CREATED', 'RUNNING') THEN 'KILLING' ELSE state END` })
+    .set({
+      kill_requested_at: services.clock.now(), state: sql<ExecutionState>`CASE WHEN state IN ('CREATED', 'RUNNING') THEN 'KILLING' ELSE state END`,
+      // a step planned before the kill must not apply: it replans and cancels what has not started
+      version: sql<string>`version + 1`,
+    })
     .where('workspace_id', '=', workspaceId).where('id', '=', id)
     .returning(['state', 'ended_at']).executeTakeFirst();
   if (!res) throw notFound(`execution does not exist: ${id}`);

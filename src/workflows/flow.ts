@@ -53,6 +53,8 @@ export type ScriptTaskDef = {
 export type PluginTaskDef = { id: string; type: string; [prop: string]: unknown } & Common;
 
 export const FLOWABLE = new Set(['sequential', 'parallel', 'if', 'foreach']);
+/** Leaf types that finish at once in the worker's process: claimed and recorded in one step, with no lease. */
+export const INSTANT = new Set(['log', 'output', 'fail']);
 export const CORE_TYPES = new Set(['log', 'output', 'sleep', 'fail', 'script', ...FLOWABLE]);
 
 const taskList: z.ZodType<TaskDef[]> = z.lazy(() => z.array(task).min(1, { message: 'must list at least one task' }));

@@ -1,6 +1,6 @@
 // Task log lines of one task-run attempt, capped by workflow.log_run_max_lines and
 // log_run_max_bytes: past a cap the task goes on, further lines are withheld, and one warning line
-// at the end states how many. Lines are written in batches.
+// at the end states how many. Lines are written in batches; the last batch goes with the outcome.
 import type { Db } from '../db/index.js';
 import type { Clock } from '../clock.js';
 
@@ -53,10 +53,16 @@ export class TaskLog {
     return this.flushing;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Ends the attempt's log: adds the withheld-count line, waits for batches already sent, and
+   * returns the lines not yet written, which the caller writes with the attempt's outcome.
+   */
+  async finish(): Promise<Array<{ at: Date; level: Level; line: string }>> {
+    if (this.timer) { clearTimeout(this.timer); this.timer = undefined; }
     if (this.withheld > 0) {
-      this.system('WARN', `${this.withheld} log lines withheld: this attempt reached workflow.log_run_max_lines (${this.caps.maxLines}) or log_run_max_bytes (${this.caps.maxBytes})`);
+      this.buffer.push({ at: this.clock.now(), level: 'WARN', line: `${this.withheld} log lines withheld: this attempt reached workflow.log_run_max_lines (${this.caps.maxLines}) or log_run_max_bytes (${this.caps.maxBytes})` });
     }
-    await this.flush();
+    await this.flushing;
+    return this.buffer.splice(0);
   }
 }

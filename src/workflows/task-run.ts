@@ -1,21 +1,24 @@
 // One task-run attempt on a worker: claim (lease), render, run the task type with kill polling and
-// its timeout, record the outcome once (guarded by the lease token), schedule a retry, advance.
+// its timeout, then record the outcome once (guarded by the lease token) in the orchestration step
+// that advances the execution, and schedule a retry. Instant types (log, output, fail) skip the
+// claim: their step claims and records them at once, guarded by the attempt count.
 // A run whose worker died is handed back by the reaper (BullMQ's stalled check once the lock, our
 // lease, stayed unrenewed for workflow.working_timeout_s) and claimed again as a new attempt.
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
 import type { ContainerRunner } from '../runners/types.js';
 import type { TaskRunState } from '../db/workflow-types.js';
-import { parseDuration, type FlowDef, type TaskDef } from './flow.js';
+import { INSTANT, parseDuration, type FlowDef, type TaskDef } from './flow.js';
 import { render } from './template.js';
-import { templateContext, templateFunctions } from './context.js';
+import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { TaskLog } from './logs.js';
 import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
-import { advance, advanceWithin, afterAdvance, dispatchLeaves, type LeafDispatch } from './orchestrator.js';
+import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Snapshot } from './orchestrator.js';
 import { sql } from 'kysely';
 import type { FlowDefinitions } from './flows.js';
 
-export interface TaskRunJob { taskRunId: string; executionId: string }
+/** `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (absent: unknown). */
+export interface TaskRunJob { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
 
 /** The task definition at an orchestrator path (`0`, `2[3]/0`, `1/then/0`). */
 export function taskAtPath(def: FlowDef, path: string): TaskDef | undefined {
@@ -38,15 +41,65 @@ interface Claimed {
   workspace_id: string; namespace: string; flow_id: string; flow_revision: number; inputs: Record<string, unknown>; created_at: Date;
 }
 
+/** One attempt to run: the run, its execution, the task, and how it was claimed. */
+interface Attempt {
+  exec: ExecutionView; def: FlowDef; taskDef: TaskDef | undefined;
+  run: { id: string; path: string; iteration: unknown; attempt: number };
+  guard: Outcome['guard']; reason: string | null; startedAt: Date;
+  /** task runs already read (an instant run's snapshot), for templates */
+  runs?: RunView[];
+}
+
 export async function runTaskRunJob(services: Services, defs: FlowDefinitions, runner: ContainerRunner | null, workerId: string, job: TaskRunJob): Promise<string> {
+  // An instant run (log, output, fail) needs no lease: one read, the task, and one step that
+  // claims it, records its outcome and advances the execution. A job queued without the hint
+  // (recovery) reads first to learn the type.
+  let snap: Snapshot | undefined;
+  if (job.instant !== false) {
+    snap = await readSnapshot(services.db, job.executionId);
+    const run = snap?.runs.find((r) => r.id === job.taskRunId);
+    if (!snap || !run || run.ended_at || (run.state !== 'QUEUED' && run.state !== 'RETRYING')) {
+      if (job.instant || !run || run.ended_at) return 'duplicate';
+    } else {
+      if (job.attempt !== undefined && run.attempt !== job.attempt - 1) return 'duplicate';
+      const def = await defs.get({ workspaceId: snap.exec.workspace_id, namespace: snap.exec.namespace, flowId: snap.exec.flow_id }, snap.exec.flow_revision);
+      const taskDef = taskAtPath(def, run.path);
+      if (!taskDef || INSTANT.has(taskDef.type)) {
+        // A kill requested before it started: the step cancels every run not started.
+        if (snap.exec.kill_requested_at) { await step(services, defs, snap.exec.id, undefined, snap); return 'killed'; }
+        return runAttempt(services, defs, runner, workerId, snap, {
+          exec: snap.exec, def, taskDef, run: { ...run, attempt: run.attempt + 1 }, guard: { prevAttempt: run.attempt },
+          reason: run.state === 'RETRYING' ? 'retry' : null, startedAt: services.clock.now(), runs: snap.runs,
+        });
+      }
+    }
+  }
+  const claimed = await claim(services, job.taskRunId);
+  if (!claimed) return 'duplicate';
+  if (claimed.killed) { await advance(services, defs, job.executionId); return 'killed'; }
+  const now = services.clock.now();
+  const handedBack = claimed.prev_state === 'RUNNING';
+  if (handedBack) {
+    await services.db.insertInto('task_run_attempts').values({ task_run_id: claimed.id, attempt: claimed.prev_attempt, state: 'LOST', worker: null, reason: null, started_at: now, ended_at: now })
+      .onConflict((oc) => oc.columns(['task_run_id', 'attempt']).doNothing()).execute();
+  }
+  const exec = { id: claimed.execution_id, workspace_id: claimed.workspace_id, namespace: claimed.namespace, flow_id: claimed.flow_id, flow_revision: claimed.flow_revision, inputs: claimed.inputs, created_at: claimed.created_at };
+  const def = await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
+  return runAttempt(services, defs, runner, workerId, undefined, {
+    exec, def, taskDef: taskAtPath(def, claimed.path), run: claimed, guard: { lease: claimed.lease_token },
+    reason: handedBack ? 'handed back: the previous worker\'s lease expired' : claimed.prev_state === 'RETRYING' ? 'retry' : null, startedAt: now,
+  });
+}
+
+/** Claims a run for a new attempt (the lease) in one statement or, when a kill was requested, ends it. */
+async function claim(services: Services, taskRunId: string): Promise<(Claimed & { lease_token: string }) | undefined> {
   const cfg = services.config.workflow;
   const token = randomUUID();
   const now = services.clock.now();
-  // One statement claims the run (the lease) or, when a kill was requested, ends it.
   const { rows } = await sql<Claimed>`
     WITH prev AS (
       SELECT id, state AS prev_state, attempt AS prev_attempt FROM task_runs
-      WHERE id = ${job.taskRunId} AND ended_at IS NULL AND state IN ('QUEUED', 'RUNNING', 'RETRYING') FOR UPDATE
+      WHERE id = ${taskRunId} AND ended_at IS NULL AND state IN ('QUEUED', 'RUNNING', 'RETRYING') FOR UPDATE
     )
     UPDATE task_runs t SET
       state = CASE WHEN e.kill_requested_at IS NULL THEN 'RUNNING' ELSE 'KILLED' END,
@@ -60,21 +113,15 @@ export async function runTaskRunJob(services: Services, defs: FlowDefinitions, r
     WHERE t.id = prev.id AND e.id = t.execution_id
     RETURNING t.id, t.execution_id, t.path, t.iteration, t.attempt, prev.prev_state, prev.prev_attempt, e.kill_requested_at IS NOT NULL AS killed,
       e.workspace_id, e.namespace, e.flow_id, e.flow_revision, e.inputs, e.created_at`.execute(services.db);
-  const claimed = rows[0];
-  if (!claimed) return 'duplicate';
-  if (claimed.killed) { await advance(services, defs, job.executionId); return 'killed'; }
-  const handedBack = claimed.prev_state === 'RUNNING';
-  const reason = handedBack ? 'handed back: the previous worker\'s lease expired' : claimed.prev_state === 'RETRYING' ? 'retry' : null;
-  if (handedBack) {
-    await services.db.insertInto('task_run_attempts').values({ task_run_id: claimed.id, attempt: claimed.prev_attempt, state: 'LOST', worker: null, reason: null, started_at: now, ended_at: now })
-      .onConflict((oc) => oc.columns(['task_run_id', 'attempt']).doNothing()).execute();
-  }
-  const run = claimed;
-  const exec = { id: claimed.execution_id, workspace_id: claimed.workspace_id, namespace: claimed.namespace, flow_id: claimed.flow_id, flow_revision: claimed.flow_revision, inputs: claimed.inputs, created_at: claimed.created_at };
-  const def = await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
-  const taskDef = taskAtPath(def, run.path);
+  return rows[0] ? { ...rows[0], lease_token: token } : undefined;
+}
+
+/** Renders and runs the task with kill polling and its timeout, then records the outcome in one step. */
+async function runAttempt(services: Services, defs: FlowDefinitions, runner: ContainerRunner | null, workerId: string, snap: Snapshot | undefined, a: Attempt): Promise<string> {
+  const cfg = services.config.workflow;
+  const { exec, def, taskDef, run } = a;
   const log = new TaskLog(services.db, services.clock, { executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, { maxLines: cfg.log_run_max_lines, maxBytes: cfg.log_run_max_bytes });
-  if (handedBack) log.system('WARN', `attempt ${run.attempt}: ${reason}`);
+  if (a.reason?.startsWith('handed back')) log.system('WARN', `attempt ${run.attempt}: ${a.reason}`);
 
   const controller = new AbortController();
   const started = Date.now();
@@ -88,26 +135,30 @@ export async function runTaskRunJob(services: Services, defs: FlowDefinitions, r
     if (timeoutMs !== undefined) {
       timers.push(setTimeout(() => controller.abort(new Aborted('timeout', `timed out after ${timeoutMs / 1000} s`)), timeoutMs));
     }
-    // Kill requests are polled; the lease in the database is renewed alongside (BullMQ renews its lock).
-    let lastRenew = Date.now();
-    timers.push(setInterval(() => {
-      void (async () => {
-        const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst();
-        if (row?.kill_requested_at && !controller.signal.aborted) controller.abort(new Aborted('killed', 'killed'));
-        if (Date.now() - lastRenew > Math.min(30_000, (cfg.working_timeout_s * 1000) / 3)) {
-          lastRenew = Date.now();
-          await services.db.updateTable('task_runs').set({ lease_until: new Date(services.clock.now().getTime() + cfg.working_timeout_s * 1000) })
-            .where('id', '=', run.id).where('lease_token', '=', token).execute();
-        }
-      })().catch(() => {});
-    }, cfg.kill_poll_ms));
+    if ('lease' in a.guard) {
+      // Kill requests are polled; the lease in the database is renewed alongside (BullMQ renews its lock).
+      const token = a.guard.lease;
+      let lastRenew = Date.now();
+      timers.push(setInterval(() => {
+        void (async () => {
+          const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst();
+          if (row?.kill_requested_at && !controller.signal.aborted) controller.abort(new Aborted('killed', 'killed'));
+          if (Date.now() - lastRenew > Math.min(30_000, (cfg.working_timeout_s * 1000) / 3)) {
+            lastRenew = Date.now();
+            await services.db.updateTable('task_runs').set({ lease_until: new Date(services.clock.now().getTime() + cfg.working_timeout_s * 1000) })
+              .where('id', '=', run.id).where('lease_token', '=', token).execute();
+          }
+        })().catch(() => {});
+      }, cfg.kill_poll_ms));
+    }
 
     const { retry: _r, timeout: _t, description: _d, ...props } = taskDef as TaskDef & Record<string, unknown>;
     let rendered = props as Record<string, unknown> & { id: string; type: string };
     if (JSON.stringify(props).includes('{{')) {
       // Earlier outputs are read only when a template may use them.
-      const runs = await services.db.selectFrom('task_runs').select(['id', 'task_id', 'path', 'state', 'outputs', 'iteration']).where('execution_id', '=', exec.id).execute();
-      const ctx = templateContext(exec, def, runs.map((r) => ({ ...r, outputs: r.outputs ?? {} })), { id: run.id, path: run.path, iteration: run.iteration, attempt: run.attempt });
+      const runs: RunView[] = a.runs ?? (await services.db.selectFrom('task_runs').select(['id', 'task_id', 'path', 'state', 'outputs', 'iteration'])
+        .where('execution_id', '=', exec.id).execute()).map((r) => ({ ...r, outputs: r.outputs ?? {} }));
+      const ctx = templateContext(exec, def, runs, { id: run.id, path: run.path, iteration: run.iteration, attempt: run.attempt });
       rendered = (await render(props, ctx, templateFunctions(services, exec, log.masked))) as typeof rendered;
     }
     const inContainer = taskDef.type === 'script' || taskDef.type.includes('.');
@@ -128,41 +179,29 @@ export async function runTaskRunJob(services: Services, defs: FlowDefinitions, r
   } finally {
     for (const t of timers) { clearTimeout(t); clearInterval(t); }
   }
-  await log.close();
+  const rows = await log.finish();
   // Secret values never leave the task: outputs and errors are stored and shown masked, as logs are.
   outputs = maskSecrets(outputs ?? {}, log.masked) as Record<string, unknown>;
   if (error) error = maskSecrets(error, log.masked) as string;
 
   const retry = taskDef?.retry;
   const retrying = state === 'FAILED' && retry !== undefined && run.attempt < retry.maxAttempts;
-  const ended = services.clock.now();
-  const leaves: LeafDispatch[] = [];
-  // The outcome, its attempt record and the next orchestration step commit together; the update
-  // is guarded by the lease token so a run handed to another worker is recorded once.
-  const outcome = await services.db.transaction().execute(async (tx) => {
-    const res = await sql<{ n: number }>`
-      WITH done AS (
-        UPDATE task_runs SET state = ${retrying ? 'RETRYING' : state}, outputs = ${JSON.stringify(outputs ?? {})}::jsonb, error = ${error},
-          lease_token = NULL, lease_until = NULL, ended_at = ${retrying ? null : ended}::timestamptz
-        WHERE id = ${run.id} AND lease_token = ${token} RETURNING id
-      )
-      INSERT INTO task_run_attempts (task_run_id, attempt, state, worker, reason, started_at, ended_at, log_lines, log_bytes, withheld)
-      SELECT id, ${run.attempt}, ${state}, ${workerId}, ${reason}, ${now}::timestamptz, ${ended}::timestamptz, ${log.lines}, ${log.bytes}, ${log.withheld} FROM done
-      ON CONFLICT (task_run_id, attempt) DO NOTHING
-      RETURNING 1 AS n`.execute(tx);
-    if (res.rows.length === 0) return { recorded: false as const };
-    if (retrying) return { recorded: true as const, ended: null };
-    return { recorded: true as const, ended: await advanceWithin(services, defs, tx, exec.id, leaves) };
-  });
+  // The outcome, its attempt record, its last log lines and the next orchestration step commit
+  // together; the write is guarded by the lease (or the attempt count) so it happens once.
+  const outcome: Outcome = {
+    runId: run.id, guard: a.guard, state: retrying ? 'RETRYING' : state, attemptState: state, attempt: run.attempt, outputs, error,
+    startedAt: a.startedAt, endedAt: services.clock.now(), worker: workerId, reason: a.reason,
+    log: { lines: log.lines, bytes: log.bytes, withheld: log.withheld, rows },
+  };
+  const res = await step(services, defs, exec.id, outcome, snap);
   const type = taskDef?.type.includes('.') ? 'plugin' : taskDef?.type ?? 'unknown';
   services.metrics.taskRunsEnded.inc({ type, state });
   services.metrics.taskRunSeconds.observe({ type }, (Date.now() - started) / 1000);
-  if (!outcome.recorded) return 'superseded';
+  if (!res.recorded) return 'superseded';
   if (retrying) {
-    await dispatchLeaves(services, [{ taskRunId: run.id, executionId: exec.id, attempt: run.attempt, delayMs: parseDuration(retry!.interval ?? 0) ?? 0 }]);
+    await dispatchLeaves(services, [{ taskRunId: run.id, executionId: exec.id, attempt: run.attempt, instant: INSTANT.has(taskDef!.type), delayMs: parseDuration(retry!.interval ?? 0) ?? 0 }]);
     return 'retrying';
   }
-  await afterAdvance(services, exec.id, outcome.ended, leaves);
   return state;
 }
 
