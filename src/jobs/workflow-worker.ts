@@ -10,8 +10,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
 import { QUEUE } from './queues.js';
-import { FlowDefinitions } from '../workflows/flows.js';
-import { advance, dispatchLeaves } from '../workflows/orchestrator.js';
+import { advance, dispatchLeaves, revive, stepContext, type Snapshot } from '../workflows/orchestrator.js';
 import { runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';
 import { enqueueAdvance } from '../workflows/executions.js';
@@ -24,21 +23,21 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
   const cfg = services.config.workflow;
   const log = services.logging.module('svc::jobs::worker');
   const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const defs = new FlowDefinitions(services.db);
+  const ctx = stepContext(services.db);
   const runner = await createContainerRunner(services.config, { log: services.logging.module('svc::runners'), clock: services.clock });
   const connection = services.queues.connection();
   const prefix = services.queues.prefix;
   const waited = (queue: string, job: Job) => services.metrics.jobWaitSeconds.observe({ queue }, Math.max(0, Date.now() - (job.timestamp + (job.opts.delay ?? 0))) / 1000);
 
-  const orchestrator = new Worker<{ executionId: string }>(QUEUE.executions, async (job) => {
+  const orchestrator = new Worker<{ executionId: string; created?: Snapshot }>(QUEUE.executions, async (job) => {
     waited(QUEUE.executions, job);
     if (job.name === 'sweep') return sweep(services);
-    return advance(services, defs, job.data.executionId);
+    return advance(services, ctx, job.data.executionId, job.data.created && revive(job.data.created));
   }, { connection, prefix, concurrency: Math.max(4, cfg.batch), drainDelay: Math.max(1, cfg.tick_interval_secs), stalledInterval: Math.max(1, cfg.reaper_interval_secs) * 1000, maxStalledCount: 5 });
 
   const taskRuns = new Worker<TaskRunJob>(QUEUE.taskRuns, async (job) => {
     waited(QUEUE.taskRuns, job);
-    return runTaskRunJob(services, defs, runner, workerId, job.data);
+    return runTaskRunJob(services, ctx, runner, workerId, job.data);
   }, {
     connection, prefix,
     concurrency: Math.max(1, cfg.batch),

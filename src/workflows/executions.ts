@@ -3,7 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Services } from '../services.js';
-import type { ExecutionState } from '../db/workflow-types.js';
+import type { ExecutionState, ExecutionsTable } from '../db/workflow-types.js';
+import type { Selectable } from 'kysely';
+import { createdSnapshot } from './orchestrator.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { FlowValidationError, resolveInputs } from './flow.js';
 import { getFlow } from './flows.js';
@@ -34,13 +36,17 @@ export async function createExecution(services: Services, req: CreateExecution) 
     id, workspace_id: req.workspaceId, namespace: req.namespace, flow_id: req.flowId, flow_revision: flow.revision,
     state: 'CREATED', inputs: JSON.stringify(inputs), trigger: JSON.stringify(req.trigger), created_at: services.clock.now(),
   }).returningAll().executeTakeFirstOrThrow();
-  await enqueueAdvance(services, id, 'start');
+  await enqueueAdvance(services, id, 'start', row);
   return row;
 }
 
+/** A start job carries the execution as created when it is small, so the first step need not read it. */
+const CARRY_MAX_BYTES = 16_384;
+
 /** Asks a worker to (re)evaluate an execution. Jobs of one execution are deduplicated while waiting. */
-export async function enqueueAdvance(services: Services, executionId: string, reason: 'start' | 'advance' | 'kill'): Promise<void> {
-  await services.queues.get(QUEUE.executions).add(reason, { executionId }, {
+export async function enqueueAdvance(services: Services, executionId: string, reason: 'start' | 'advance' | 'kill', created?: Selectable<ExecutionsTable>): Promise<void> {
+  const carried = created && JSON.stringify(created.inputs).length <= CARRY_MAX_BYTES ? createdSnapshot(created) : undefined;
+  await services.queues.get(QUEUE.executions).add(reason, { executionId, created: carried }, {
     // The start job is idempotent by id, so recovery can re-add it safely.
     jobId: reason === 'start' ? `${executionId}-start` : undefined,
     removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 },

@@ -17,7 +17,8 @@ import type { ExecutionState, TaskRunState } from '../db/workflow-types.js';
 import { FLOWABLE, INSTANT, type FlowDef, type TaskDef } from './flow.js';
 import { render, truthy } from './template.js';
 import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
-import type { FlowDefinitions } from './flows.js';
+import { FlowDefinitions } from './flows.js';
+import { TtlCache } from '../util/ttl-cache.js';
 import { QUEUE } from '../jobs/queues.js';
 
 type Status = 'done' | 'running' | 'failed' | 'killed';
@@ -83,9 +84,39 @@ export async function readSnapshot(db: Db, executionId: string): Promise<Snapsho
   return { exec, runs: (runs ?? []).map((r) => ({ ...r, outputs: r.outputs ?? {}, ended_at: r.ended_at ? new Date(r.ended_at) : null })) };
 }
 
-/** Re-evaluates an execution (start, kill, recovery), then queues what it decided. */
-export async function advance(services: Services, defs: FlowDefinitions, executionId: string): Promise<{ ended: ExecutionState | null }> {
-  const r = await step(services, defs, executionId);
+/**
+ * What a worker keeps between steps: parsed flow revisions, and the snapshot each of its own steps
+ * left behind, so that the next step of the same execution (often the next task, on this worker)
+ * starts from it instead of reading. A snapshot that went stale costs nothing but a retry: the
+ * apply finds the version moved, and the step reads again.
+ */
+export interface StepContext { defs: FlowDefinitions; snapshots: TtlCache<string, Snapshot> }
+
+const SNAPSHOT_RUNS_MAX = 500;
+
+export function stepContext(db: Db): StepContext {
+  return { defs: new FlowDefinitions(db), snapshots: new TtlCache(1_000, 60_000) };
+}
+
+/** The snapshot of an execution as created (version 0, no task runs), as JSON for a start job. */
+export function createdSnapshot(e: Snapshot['exec']): Snapshot {
+  const { id, workspace_id, namespace, flow_id, flow_revision, inputs, created_at, state, version, kill_requested_at, ended_at } = e;
+  return { exec: { id, workspace_id, namespace, flow_id, flow_revision, inputs, created_at, state, version, kill_requested_at, ended_at }, runs: [] };
+}
+
+/** A snapshot that travelled as JSON (its dates as strings). */
+export function revive(s: Snapshot): Snapshot {
+  const date = (d: Date | string | null) => (d === null ? null : new Date(d));
+  return { exec: { ...s.exec, created_at: date(s.exec.created_at)!, kill_requested_at: date(s.exec.kill_requested_at), ended_at: date(s.exec.ended_at) }, runs: s.runs };
+}
+
+/**
+ * Re-evaluates an execution (start, kill, recovery), then queues what it decided. `first` is a
+ * snapshot the job carried (a start job carries the execution as created); if it went stale, the
+ * apply finds the version moved and the step reads.
+ */
+export async function advance(services: Services, ctx: StepContext, executionId: string, first?: Snapshot): Promise<{ ended: ExecutionState | null }> {
+  const r = await step(services, ctx, executionId, undefined, first);
   return { ended: r.ended };
 }
 
@@ -94,15 +125,19 @@ export async function advance(services: Services, defs: FlowDefinitions, executi
  * whether the outcome was recorded (false: the run was handed to someone else, or is gone) and the
  * final state when the execution ended. `first` is a snapshot the caller already read.
  */
-export async function step(services: Services, defs: FlowDefinitions, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
-  let snap = first;
+export async function step(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
+  let snap = first ?? ctx.snapshots.get(executionId);
+  ctx.snapshots.delete(executionId);
   for (let round = 1; ; round++) {
     snap ??= await readSnapshot(services.db, executionId);
     if (!snap) return { recorded: false, ended: null };
-    const plan = await planStep(services, defs, snap, outcome);
+    const plan = await planStep(services, ctx.defs, snap, outcome);
     if (!outcome && plan.empty) return { recorded: false, ended: null };
     const res = await applyStep(services.db, snap, plan, outcome);
     if (res.locked && (!outcome || res.claimed)) {
+      if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
+        ctx.snapshots.set(executionId, { exec: { ...snap.exec, version: String(BigInt(snap.exec.version) + 1n), state: plan.exec.state ?? snap.exec.state }, runs: plan.runs });
+      }
       await afterAdvance(services, executionId, plan.ended, plan.leaves);
       return { recorded: !!outcome, ended: plan.ended };
     }
@@ -129,6 +164,8 @@ export async function afterAdvance(services: Services, executionId: string, ende
 
 /** What a step writes: new task runs, changed task runs, the execution's new fields, jobs to queue. */
 interface Plan {
+  /** every task run as it will be once the plan is applied */
+  runs: Run[];
   inserts: Run[];
   /** task runs that existed before the step and changed in it */
   changed: Set<Run>;
@@ -142,17 +179,13 @@ interface Plan {
 /** Plans a step in memory: the walk over the task tree, with the outcome applied to its run. */
 async function planStep(services: Services, defs: FlowDefinitions, snap: Snapshot, outcome?: Outcome): Promise<Plan> {
   const now = services.clock.now();
-  const plan: Plan = { inserts: [], changed: new Set(), exec: {}, leaves: [], ended: null, now, empty: true };
+  const byPath = new Map<string, Run>(snap.runs.map((r) => [r.path, r.id === outcome?.runId ? {
+    ...r, state: outcome.state, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt, ended_at: outcome.state === 'RETRYING' ? null : outcome.endedAt,
+  } : { ...r }]));
+  const plan: Plan = { runs: [], inserts: [], changed: new Set(), exec: {}, leaves: [], ended: null, now, empty: true };
   const { exec } = snap;
   // A run that will retry changes nothing else; an ended execution only records late outcomes.
-  if (exec.ended_at || outcome?.state === 'RETRYING') return plan;
-  const byPath = new Map<string, Run>(snap.runs.map((r) => [r.path, { ...r }]));
-  if (outcome) {
-    for (const r of byPath.values()) {
-      if (r.id !== outcome.runId) continue;
-      Object.assign(r, { state: outcome.state, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt, ended_at: outcome.endedAt });
-    }
-  }
+  if (exec.ended_at || outcome?.state === 'RETRYING') { plan.runs = [...byPath.values()]; return plan; }
   const def = await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
   const w = new Walk(services, def, exec, byPath, plan, exec.kill_requested_at !== null, now);
   if (exec.state === 'CREATED') Object.assign(plan.exec, { state: 'RUNNING', started_at: now });
@@ -172,6 +205,7 @@ async function planStep(services: Services, defs: FlowDefinitions, snap: Snapsho
     plan.ended = state;
   }
   plan.empty = plan.inserts.length === 0 && plan.changed.size === 0 && Object.keys(plan.exec).length === 0;
+  plan.runs = [...byPath.values()];
   return plan;
 }
 

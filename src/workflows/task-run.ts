@@ -13,9 +13,8 @@ import { render } from './template.js';
 import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { TaskLog } from './logs.js';
 import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
-import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Snapshot } from './orchestrator.js';
+import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Run, type Snapshot, type StepContext } from './orchestrator.js';
 import { sql } from 'kysely';
-import type { FlowDefinitions } from './flows.js';
 
 /** `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (absent: unknown). */
 export interface TaskRunJob { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
@@ -50,33 +49,32 @@ interface Attempt {
   runs?: RunView[];
 }
 
-export async function runTaskRunJob(services: Services, defs: FlowDefinitions, runner: ContainerRunner | null, workerId: string, job: TaskRunJob): Promise<string> {
-  // An instant run (log, output, fail) needs no lease: one read, the task, and one step that
-  // claims it, records its outcome and advances the execution. A job queued without the hint
-  // (recovery) reads first to learn the type.
-  let snap: Snapshot | undefined;
+export async function runTaskRunJob(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, job: TaskRunJob): Promise<string> {
+  // An instant run (log, output, fail) needs no lease: the task, then one step that claims it,
+  // records its outcome and advances the execution, from the snapshot this worker's last step of
+  // the execution left (or one read). A job queued without the hint (recovery) reads to learn the type.
   if (job.instant !== false) {
-    snap = await readSnapshot(services.db, job.executionId);
-    const run = snap?.runs.find((r) => r.id === job.taskRunId);
-    if (!snap || !run || run.ended_at || (run.state !== 'QUEUED' && run.state !== 'RETRYING')) {
-      if (job.instant || !run || run.ended_at) return 'duplicate';
-    } else {
-      if (job.attempt !== undefined && run.attempt !== job.attempt - 1) return 'duplicate';
-      const def = await defs.get({ workspaceId: snap.exec.workspace_id, namespace: snap.exec.namespace, flowId: snap.exec.flow_id }, snap.exec.flow_revision);
-      const taskDef = taskAtPath(def, run.path);
-      if (!taskDef || INSTANT.has(taskDef.type)) {
-        // A kill requested before it started: the step cancels every run not started.
-        if (snap.exec.kill_requested_at) { await step(services, defs, snap.exec.id, undefined, snap); return 'killed'; }
-        return runAttempt(services, defs, runner, workerId, snap, {
-          exec: snap.exec, def, taskDef, run: { ...run, attempt: run.attempt + 1 }, guard: { prevAttempt: run.attempt },
-          reason: run.state === 'RETRYING' ? 'retry' : null, startedAt: services.clock.now(), runs: snap.runs,
-        });
-      }
+    let snap = ctx.snapshots.get(job.executionId);
+    let verdict = snap && await instantVerdict(ctx, snap, job);
+    // Only a fresh read may conclude the run is not ours to run now.
+    if (verdict?.kind !== 'run') {
+      snap = await readSnapshot(services.db, job.executionId);
+      verdict = snap ? await instantVerdict(ctx, snap, job) : { kind: 'duplicate' };
+    }
+    if (verdict.kind === 'duplicate') return 'duplicate';
+    if (verdict.kind === 'run') {
+      const { run, def, taskDef } = verdict;
+      // A kill requested before it started: the step cancels every run not started.
+      if (snap!.exec.kill_requested_at) { await step(services, ctx, job.executionId, undefined, snap); return 'killed'; }
+      return runAttempt(services, ctx, runner, workerId, snap, {
+        exec: snap!.exec, def, taskDef, run: { ...run, attempt: run.attempt + 1 }, guard: { prevAttempt: run.attempt },
+        reason: run.state === 'RETRYING' ? 'retry' : null, startedAt: services.clock.now(), runs: snap!.runs,
+      });
     }
   }
   const claimed = await claim(services, job.taskRunId);
   if (!claimed) return 'duplicate';
-  if (claimed.killed) { await advance(services, defs, job.executionId); return 'killed'; }
+  if (claimed.killed) { await advance(services, ctx, job.executionId); return 'killed'; }
   const now = services.clock.now();
   const handedBack = claimed.prev_state === 'RUNNING';
   if (handedBack) {
@@ -84,11 +82,24 @@ export async function runTaskRunJob(services: Services, defs: FlowDefinitions, r
       .onConflict((oc) => oc.columns(['task_run_id', 'attempt']).doNothing()).execute();
   }
   const exec = { id: claimed.execution_id, workspace_id: claimed.workspace_id, namespace: claimed.namespace, flow_id: claimed.flow_id, flow_revision: claimed.flow_revision, inputs: claimed.inputs, created_at: claimed.created_at };
-  const def = await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
-  return runAttempt(services, defs, runner, workerId, undefined, {
+  const def = await ctx.defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
+  return runAttempt(services, ctx, runner, workerId, undefined, {
     exec, def, taskDef: taskAtPath(def, claimed.path), run: claimed, guard: { lease: claimed.lease_token },
     reason: handedBack ? 'handed back: the previous worker\'s lease expired' : claimed.prev_state === 'RETRYING' ? 'retry' : null, startedAt: now,
   });
+}
+
+type Verdict = { kind: 'run'; run: Run; def: FlowDef; taskDef: TaskDef | undefined } | { kind: 'duplicate' } | { kind: 'claim' };
+
+/** Whether a snapshot shows the job's run waiting for this attempt, as an instant task. */
+async function instantVerdict(ctx: StepContext, snap: Snapshot, job: TaskRunJob): Promise<Verdict> {
+  const run = snap.runs.find((r) => r.id === job.taskRunId);
+  if (!run || run.ended_at) return { kind: 'duplicate' };
+  if (run.state !== 'QUEUED' && run.state !== 'RETRYING') return job.instant ? { kind: 'duplicate' } : { kind: 'claim' };
+  if (job.attempt !== undefined && run.attempt !== job.attempt - 1) return { kind: 'duplicate' };
+  const def = await ctx.defs.get({ workspaceId: snap.exec.workspace_id, namespace: snap.exec.namespace, flowId: snap.exec.flow_id }, snap.exec.flow_revision);
+  const taskDef = taskAtPath(def, run.path);
+  return taskDef && !INSTANT.has(taskDef.type) ? { kind: 'claim' } : { kind: 'run', run, def, taskDef };
 }
 
 /** Claims a run for a new attempt (the lease) in one statement or, when a kill was requested, ends it. */
@@ -117,7 +128,7 @@ async function claim(services: Services, taskRunId: string): Promise<(Claimed & 
 }
 
 /** Renders and runs the task with kill polling and its timeout, then records the outcome in one step. */
-async function runAttempt(services: Services, defs: FlowDefinitions, runner: ContainerRunner | null, workerId: string, snap: Snapshot | undefined, a: Attempt): Promise<string> {
+async function runAttempt(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, snap: Snapshot | undefined, a: Attempt): Promise<string> {
   const cfg = services.config.workflow;
   const { exec, def, taskDef, run } = a;
   const log = new TaskLog(services.db, services.clock, { executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, { maxLines: cfg.log_run_max_lines, maxBytes: cfg.log_run_max_bytes });
@@ -193,7 +204,7 @@ async function runAttempt(services: Services, defs: FlowDefinitions, runner: Con
     startedAt: a.startedAt, endedAt: services.clock.now(), worker: workerId, reason: a.reason,
     log: { lines: log.lines, bytes: log.bytes, withheld: log.withheld, rows },
   };
-  const res = await step(services, defs, exec.id, outcome, snap);
+  const res = await step(services, ctx, exec.id, outcome, snap);
   const type = taskDef?.type.includes('.') ? 'plugin' : taskDef?.type ?? 'unknown';
   services.metrics.taskRunsEnded.inc({ type, state });
   services.metrics.taskRunSeconds.observe({ type }, (Date.now() - started) / 1000);

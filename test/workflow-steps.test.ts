@@ -1,0 +1,91 @@
+// Orchestration steps under concurrency, on real PostgreSQL and Redis. No worker runs here: the
+// tests call the steps a worker would, from separate worker contexts, in the orders that race in
+// production (a stale snapshot, a job delivered twice, a kill landing mid-step, branches ending
+// together), and check what was recorded.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { initAdministrator } from '../src/bootstrap/init.js';
+import { saveFlow, run } from './helpers/workflows.js';
+import { advance, createdSnapshot, stepContext } from '../src/workflows/orchestrator.js';
+import { runTaskRunJob } from '../src/workflows/task-run.js';
+import { requestKill } from '../src/workflows/executions.js';
+
+let t: TestApp; let b: Browser; let wsId: string;
+before(async () => {
+  t = await startTestApp();
+  await initAdministrator(t.services.db, { email: 'admin@example.test', password: 'admin-password-1', force: false });
+  b = new Browser(t, '198.51.100.93');
+  assert.equal((await b.login('admin@example.test', 'admin-password-1')).statusCode, 200);
+  wsId = (await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow()).id;
+  await saveFlow(b, 'default', 'id: two\nnamespace: race\ntasks:\n  - id: a\n    type: output\n    values: { n: 1 }\n  - id: b\n    type: output\n    values: { n: 2 }\n');
+  const branches = Array.from({ length: 5 }, (_, i) => `      - id: p${i}\n        type: output\n        values: { i: ${i} }\n`).join('');
+  await saveFlow(b, 'default', `id: fan\nnamespace: race\ntasks:\n  - id: all\n    type: parallel\n    tasks:\n${branches}  - id: last\n    type: output\n    values: { done: true }\n`);
+});
+after(async () => { await t.close(); });
+
+const exec = (id: string) => t.services.db.selectFrom('executions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const runs = (id: string) => t.services.db.selectFrom('task_runs').selectAll().where('execution_id', '=', id).orderBy('path').execute();
+const attempts = (runId: string) => t.services.db.selectFrom('task_run_attempts').selectAll().where('task_run_id', '=', runId).execute();
+const job = (r: { id: string; execution_id: string; attempt: number }) => ({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt + 1, instant: true });
+
+test('a step planned from a stale snapshot reads again and writes nothing twice', async () => {
+  const id = await run(b, 'default', 'race', 'two');
+  const asCreated = createdSnapshot(await exec(id));
+  await advance(t.services, stepContext(t.services.db), id);
+  assert.equal((await exec(id)).version, '1');
+  // A second start job carrying the execution as created (version 0) finds the version moved.
+  await advance(t.services, stepContext(t.services.db), id, asCreated);
+  const after = await exec(id);
+  assert.equal(after.state, 'RUNNING');
+  assert.equal(after.version, '1', 'the stale step applied nothing');
+  assert.deepEqual((await runs(id)).map((r) => [r.task_id, r.state]), [['a', 'QUEUED']]);
+});
+
+test('an instant run delivered twice at once is recorded once and advances once', async () => {
+  const id = await run(b, 'default', 'race', 'two');
+  await advance(t.services, stepContext(t.services.db), id);
+  const [a] = await runs(id);
+  const results = await Promise.all([1, 2].map(() => runTaskRunJob(t.services, stepContext(t.services.db), null, 'w', job(a))));
+  assert.deepEqual(results.sort(), ['SUCCESS', 'superseded']);
+  assert.equal((await attempts(a.id)).length, 1);
+  const after = await runs(id);
+  assert.deepEqual(after.map((r) => [r.task_id, r.state, r.attempt]), [['a', 'SUCCESS', 1], ['b', 'QUEUED', 0]]);
+  // A late third delivery of the same job is a duplicate.
+  assert.equal(await runTaskRunJob(t.services, stepContext(t.services.db), null, 'w', job(a)), 'duplicate');
+});
+
+test('a kill that lands after a worker took its snapshot is not overwritten', async () => {
+  const id = await run(b, 'default', 'race', 'two');
+  const ctx = stepContext(t.services.db);
+  await advance(t.services, ctx, id); // the context now holds the snapshot of its own step
+  const [a] = await runs(id);
+  await requestKill(t.services, wsId, id);
+  // The task runs from the pre-kill snapshot; its step finds the version moved, reads the kill,
+  // records the outcome and cancels what has not started.
+  assert.equal(await runTaskRunJob(t.services, ctx, null, 'w', job(a)), 'SUCCESS');
+  const e = await exec(id);
+  assert.equal(e.state, 'KILLED');
+  assert.ok(e.ended_at);
+  assert.deepEqual((await runs(id)).map((r) => [r.task_id, r.state]), [['a', 'SUCCESS']], 'b was never created');
+});
+
+test('parallel branches finishing together from one snapshot are each recorded, and the join happens once', async () => {
+  const id = await run(b, 'default', 'race', 'fan');
+  const ctx = stepContext(t.services.db);
+  await advance(t.services, ctx, id);
+  const leaves = (await runs(id)).filter((r) => r.task_id.startsWith('p'));
+  assert.equal(leaves.length, 5);
+  // All five start from the same cached snapshot; four of them lose the version race at least once.
+  const results = await Promise.all(leaves.map((r) => runTaskRunJob(t.services, ctx, null, 'w', job(r))));
+  assert.deepEqual(results, Array(5).fill('SUCCESS'));
+  const after = await runs(id);
+  assert.deepEqual(after.filter((r) => r.task_id === 'last').map((r) => r.state), ['QUEUED'], 'the task after the join was created once');
+  assert.equal(after.find((r) => r.task_id === 'all')!.state, 'SUCCESS');
+  const last = after.find((r) => r.task_id === 'last')!;
+  assert.equal(await runTaskRunJob(t.services, ctx, null, 'w', job(last)), 'SUCCESS');
+  const e = await exec(id);
+  assert.equal(e.state, 'SUCCESS');
+  assert.deepEqual(e.outputs, { last: { done: true } });
+  assert.equal(e.version, '7', 'one applied step each: the start, five outcomes (the fifth also joins), the last task (which ends it)');
+});
