@@ -21,7 +21,7 @@ import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
 import { findWorkspace } from '../src/workspaces/workspaces.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 const REDIS_URL = 'redis://127.0.0.1:6379/9';
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 
@@ -94,9 +94,12 @@ async function main() {
     await saveFlow(services.db, actor, ws.id, ws.slug, 'id: one\nnamespace: bench\ntasks:\n  - id: t\n    type: output\n    values: { ok: true }\n');
     const worker = await startWorkflowWorker(services);
 
-    // warm-up
+    // Warm-up: one round of each scenario on each side (compiled code, pooled connections and
+    // their prepared statements), so the figures are the steady state.
     await lastEnded(services, [(await createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'seq40', inputs: {}, trigger: { type: 'bench' } })).id]);
+    await lastEnded(services, await Promise.all(Array.from({ length: 100 }, () => createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'one', inputs: {}, trigger: { type: 'bench' } }).then((x) => x.id))));
     await bareChain(redis, 40);
+    await bareFanout(redis, 100);
 
     const seqSvc: number[] = []; const seqBare: number[] = []; const fanSvc: number[] = []; const fanBare: number[] = [];
     for (let r = 0; r < RUNS; r++) {
