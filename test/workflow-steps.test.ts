@@ -70,6 +70,18 @@ test('a kill that lands after a worker took its snapshot is not overwritten', as
   assert.deepEqual((await runs(id)).map((r) => [r.task_id, r.state]), [['a', 'SUCCESS']], 'b was never created');
 });
 
+test('a kill job on a worker holding a pre-kill snapshot still cancels what has not started', async () => {
+  const id = await run(b, 'default', 'race', 'two');
+  const ctx = stepContext(t.services.db);
+  await advance(t.services, ctx, id);
+  await requestKill(t.services, wsId, id);
+  // The kept snapshot shows no kill and nothing to do; only a fresh read may conclude that.
+  await advance(t.services, ctx, id);
+  const e = await exec(id);
+  assert.equal(e.state, 'KILLED');
+  assert.deepEqual((await runs(id)).map((r) => [r.task_id, r.state, r.error]), [['a', 'KILLED', 'killed before it started']]);
+});
+
 test('parallel branches finishing together from one snapshot are each recorded, and the join happens once', async () => {
   const id = await run(b, 'default', 'race', 'fan');
   const ctx = stepContext(t.services.db);

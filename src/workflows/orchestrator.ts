@@ -128,11 +128,17 @@ export async function advance(services: Services, ctx: StepContext, executionId:
 export async function step(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
   let snap = first ?? ctx.snapshots.get(executionId);
   ctx.snapshots.delete(executionId);
+  let fresh = false;
   for (let round = 1; ; round++) {
-    snap ??= await readSnapshot(services.db, executionId);
+    if (!snap) { snap = await readSnapshot(services.db, executionId); fresh = true; }
     if (!snap) return { recorded: false, ended: null };
     const plan = await planStep(services, ctx.defs, snap, outcome);
-    if (!outcome && plan.empty) return { recorded: false, ended: null };
+    if (!outcome && plan.empty) {
+      // "Nothing to do" is only true of a fresh read: a kept snapshot may predate a kill.
+      if (fresh) return { recorded: false, ended: null };
+      snap = undefined;
+      continue;
+    }
     const res = await applyStep(services.db, snap, plan, outcome);
     if (res.locked && (!outcome || res.claimed)) {
       if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
