@@ -92,10 +92,10 @@ export async function readSnapshot(db: Db, executionId: string): Promise<Snapsho
  */
 export interface StepContext { defs: FlowDefinitions; snapshots: TtlCache<string, Snapshot> }
 
-const SNAPSHOT_RUNS_MAX = 500;
+const SNAPSHOT_RUNS_MAX = 200;
 
 export function stepContext(db: Db): StepContext {
-  return { defs: new FlowDefinitions(db), snapshots: new TtlCache(1_000, 60_000) };
+  return { defs: new FlowDefinitions(db), snapshots: new TtlCache(256, 60_000) };
 }
 
 /** The snapshot of an execution as created (version 0, no task runs), as JSON for a start job. */
