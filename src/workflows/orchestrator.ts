@@ -133,7 +133,7 @@ export async function step(services: Services, ctx: StepContext, executionId: st
     if (!snap) { snap = await readSnapshot(services.db, executionId); fresh = true; }
     if (!snap) return { recorded: false, ended: null };
     const plan = await planStep(services, ctx.defs, snap, outcome);
-    if (!outcome && plan.empty) {
+    if (!outcome && isEmpty(plan)) {
       // "Nothing to do" is only true of a fresh read: a kept snapshot may predate a kill.
       if (fresh) return { recorded: false, ended: null };
       snap = undefined;
@@ -156,14 +156,14 @@ export async function step(services: Services, ctx: StepContext, executionId: st
 }
 
 /** After the commit: queue the new leaf task runs and announce an ended execution. */
-export async function afterAdvance(services: Services, executionId: string, ended: ExecutionState | null, leaves: LeafDispatch[]): Promise<void> {
+async function afterAdvance(services: Services, executionId: string, ended: ExecutionState | null, leaves: LeafDispatch[]): Promise<void> {
   await dispatchLeaves(services, leaves);
   if (ended) {
     services.metrics.executionsEnded.inc({ state: ended });
     // Flow triggers of other flows react to this end (the trigger worker is idempotent per end).
     await services.queues.get(QUEUE.triggers).add('execution-ended', { executionId }, {
       jobId: `${executionId}-ended`, attempts: 5, backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 },
+      removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 },
     });
   }
 }
@@ -179,8 +179,9 @@ interface Plan {
   leaves: LeafDispatch[];
   ended: ExecutionState | null;
   now: Date;
-  empty: boolean;
 }
+
+const isEmpty = (p: Plan) => p.inserts.length === 0 && p.changed.size === 0 && Object.keys(p.exec).length === 0;
 
 /** Plans a step in memory: the walk over the task tree, with the outcome applied to its run. */
 async function planStep(services: Services, defs: FlowDefinitions, snap: Snapshot, outcome?: Outcome): Promise<Plan> {
@@ -188,7 +189,7 @@ async function planStep(services: Services, defs: FlowDefinitions, snap: Snapsho
   const byPath = new Map<string, Run>(snap.runs.map((r) => [r.path, r.id === outcome?.runId ? {
     ...r, state: outcome.state, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt, ended_at: outcome.state === 'RETRYING' ? null : outcome.endedAt,
   } : { ...r }]));
-  const plan: Plan = { runs: [], inserts: [], changed: new Set(), exec: {}, leaves: [], ended: null, now, empty: true };
+  const plan: Plan = { runs: [], inserts: [], changed: new Set(), exec: {}, leaves: [], ended: null, now };
   const { exec } = snap;
   // A run that will retry changes nothing else; an ended execution only records late outcomes.
   if (exec.ended_at || outcome?.state === 'RETRYING') { plan.runs = [...byPath.values()]; return plan; }
@@ -210,7 +211,6 @@ async function planStep(services: Services, defs: FlowDefinitions, snap: Snapsho
     });
     plan.ended = state;
   }
-  plan.empty = plan.inserts.length === 0 && plan.changed.size === 0 && Object.keys(plan.exec).length === 0;
   plan.runs = [...byPath.values()];
   return plan;
 }
