@@ -8,15 +8,15 @@
 # UI's static files and the production node_modules, and nothing else. Every RUN step is a plain shell command so CI can
 # replay it outside a container (test/chart.test.ts does that on every run).
 #
-# `npm install` from the lock, not `npm ci`: the registry these machines reach lacks some other
-# platforms' optional packages (msgpackr-extract), which `npm ci` refuses (scripts/setup.sh).
+# `npm ci` installs exactly the lock (msgpackr-extract is pinned through `overrides` to a version
+# published for every platform).
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm install --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 RUN npm run build
@@ -24,7 +24,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm install --omit=dev --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

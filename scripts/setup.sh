@@ -5,10 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
 
-# `npm install` (not `npm ci`): the lock pins every version, but the registry these machines reach
-# lacks some other platforms' optional packages (msgpackr-extract), which `npm ci` refuses.
+# `npm ci` installs exactly the lock. msgpackr-extract is pinned (package.json `overrides`) to a
+# version whose optional platform packages are published for every platform, which `npm ci` needs.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm install --no-audit --no-fund
+  npm ci --no-audit --no-fund
 fi
 npm run --silent build
 ensure_postgres
