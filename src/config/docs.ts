@@ -4,16 +4,8 @@ import { pathToFileURL } from 'node:url';
 import type { z } from 'zod';
 import { STARTUP_CHECKS } from './checks.js';
 import { envName } from './env.js';
-import {
-  configSchema,
-  defaultConfig,
-  isStrict,
-  recordPlaceholder,
-  recordValue,
-  shapeOf,
-  unwrap,
-  type Unwrapped,
-} from './schema.js';
+import { configSchema, defaultConfig } from './schema.js';
+import { isStrict, recordPlaceholder, recordValue, shapeOf, unwrap, type Unwrapped } from './introspect.js';
 
 interface Row {
   path: string[];

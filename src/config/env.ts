@@ -2,7 +2,8 @@
 // schema node the name maps to.
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
-import { ConfigError, configSchema, isInt, isStrict, recordValue, shapeOf, unwrap } from './schema.js';
+import { ConfigError, configSchema } from './schema.js';
+import { isInt, isStrict, recordValue, shapeOf, unwrap } from './introspect.js';
 
 export const ENV_PREFIX = 'SVC_';
 

@@ -4,10 +4,10 @@ export {
   configSchema,
   defaultConfig,
   idpIssuer,
-  listLeaves,
   type Config,
   type KeyMeta,
 } from './schema.js';
+export { listLeaves } from './introspect.js';
 export { envName } from './env.js';
 export { loadConfig, CONFIG_FILE, type LoadOptions } from './load.js';
 export { startupChecks, decodeBase64Strict, CHECK_MESSAGES, STARTUP_CHECKS } from './checks.js';

@@ -1,0 +1,21 @@
+// The embedded table catalog and the policy service (SPEC 8 catalog, policy_service).
+import { str, bool, section } from '../builders.js';
+
+export const catalog = section('embedded table catalog', {
+  enabled: bool(false, 'run the catalog in the server process; needs warehouse, auth_token and the storage credentials'),
+  warehouse: str('s3://warehouse', 'warehouse location', 'with catalog.enabled'),
+  auth_token: str('', 'static admin token', 'with catalog.enabled'),
+  public_url: str(
+    'http://localhost:8080',
+    'base origin without `/catalog`, advertised to clients; fallback for `idp.issuer`',
+  ),
+  system_user: str(
+    'svc-system',
+    'stable in-process principal; changing it creates a different system administrator',
+  ),
+});
+
+export const policy_service = section('policy service polled by engine plugins', {
+  enabled: bool(false, 'serve the policy service polled by engine plugins and turn on policy administration'),
+  auth_token: str('', 'token the plugins present; when set, requests without it get HTTP 401'),
+});
