@@ -12,7 +12,7 @@ import { SessionStore } from './auth/sessions.js';
 import { AccessResolver } from './access/access.js';
 import { AuditSink } from './audit/sink.js';
 import { RateLimiter } from './auth/rate-limit.js';
-import { RedisInvalidator } from './util/invalidation.js';
+import { CacheInvalidator } from './util/invalidation.js';
 import { Queues } from './jobs/queues.js';
 import { Sealer } from './secrets/seal.js';
 
@@ -27,7 +27,8 @@ export interface Services {
   sessions: SessionStore;
   access: AccessResolver;
   audit: AuditSink;
-  invalidator: RedisInvalidator;
+  /** Clears caches here and, over Redis, on the other replicas (src/util/invalidation.ts). */
+  invalidator: CacheInvalidator;
   /** Local sign-in attempts per address and per email (in memory, this replica). */
   loginLimiter: RateLimiter;
   /** Token endpoint requests per address and client id (in memory, this replica). */
@@ -65,9 +66,18 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     }
     return redis;
   };
-  const invalidator = new RedisInvalidator(getRedis);
+  const invalidator = new CacheInvalidator(getRedis, logging.module('svc::redis'));
   const queues = new Queues(getRedis, overrides.queuePrefix ?? 'svc');
   const rl = config.rate_limit;
+  const sessions = new SessionStore(db, clock, {
+    absoluteTtlMs: config.session.absolute_ttl_hours * 3_600_000,
+    idleTtlMs: config.session.idle_ttl_minutes * 60_000,
+  }, invalidator);
+  const access = new AccessResolver(db, clock);
+  invalidator.on('session', (keys) => sessions.forget(keys));
+  invalidator.on('access', (keys) => access.forget(keys));
+  const closeLog = logging.module('svc');
+  const closing = (what: string) => (err: Error) => closeLog.warn({ err: err.message }, `shutdown: ${what} failed`);
   return {
     config,
     logging,
@@ -77,11 +87,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     metrics,
     invalidator,
-    sessions: new SessionStore(db, clock, {
-      absoluteTtlMs: config.session.absolute_ttl_hours * 3_600_000,
-      idleTtlMs: config.session.idle_ttl_minutes * 60_000,
-    }, invalidator),
-    access: new AccessResolver(db, clock, invalidator),
+    sessions,
+    access,
     audit: new AuditSink(db, clock, {
       enabled: config.audit.enabled, capacity: config.audit.channel_capacity,
       batchSize: config.audit.batch_size, flushIntervalMs: config.audit.flush_interval_ms,
@@ -93,9 +100,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     redis: getRedis,
     onClose(fn) { closers.push(fn); },
     async close() {
-      for (const c of closers.reverse()) await c().catch(() => {});
+      for (const c of closers.reverse()) await c().catch(closing('a registered teardown'));
       await queues.close();
-      await this.audit.stop().catch(() => {});
+      await this.audit.stop().catch(closing('the audit writer\'s last flush'));
       if (redis) await redis.quit().catch(() => redis!.disconnect());
       s3.close();
       await db.destroy();

@@ -3,7 +3,6 @@
 import type { Db, WorkspaceRole } from '../db/index.js';
 import type { Clock } from '../clock.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import type { Invalidator } from '../auth/sessions.js';
 
 export type Permission = 'workflow:use_secrets';
 
@@ -78,11 +77,15 @@ export async function loadAccess(db: Db, userId: string): Promise<AccessSnapshot
   return { userId, user, groups, platformAdmin: platform.length > 0, workspaces, workspaceNames };
 }
 
-/** Access snapshots cached for a few seconds; any governance change clears them everywhere. */
+/**
+ * Access snapshots cached for a few seconds. Every governance change clears them everywhere: the
+ * domain function that made it calls `invalidate('access', ...)` (see src/util/invalidation.ts),
+ * which reaches `forget` here and on the other replicas.
+ */
 export class AccessResolver {
   private readonly cache: TtlCache<string, AccessSnapshot>;
 
-  constructor(private readonly db: Db, clock: Clock, private readonly invalidator?: Invalidator) {
+  constructor(private readonly db: Db, clock: Clock) {
     this.cache = new TtlCache(50_000, 5_000, () => clock.now().getTime());
   }
 
@@ -94,13 +97,7 @@ export class AccessResolver {
     return snap;
   }
 
-  /** Call after a grant, membership, group or user change commits: for some users, or everyone. */
-  changed(userIds?: string[]): void {
-    this.forget(userIds ?? ['*']);
-    this.invalidator?.publish('access', userIds ?? ['*']);
-  }
-
-  /** Drops cached snapshots (`*` = all) without telling other replicas. */
+  /** Drops cached snapshots (`*` = all) on this replica. */
   forget(keys: string[]): void {
     if (keys.includes('*')) this.cache.clear();
     else for (const k of keys) this.cache.delete(k);

@@ -1,6 +1,6 @@
-// Governance changes made through the API: users, groups, memberships, platform and workspace
-// grants, workspaces. Each runs in one transaction with its audit record (SPEC 6.1), and returns
-// what changed so callers can clear access caches.
+// Governance changes: users, groups, memberships, platform and workspace grants, workspaces. Each
+// runs in one transaction with its audit record (SPEC 6.1) and, once committed, invalidates the
+// access snapshots it affects (here and on every replica), whoever called it.
 import type { Db, WorkspaceRole } from '../db/index.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
@@ -9,12 +9,22 @@ import { createLocalGroup, resolveGroupRef } from '../identity/groups.js';
 import { grantWorkspaceRoleToGroup, type GrantChange } from './grants.js';
 import { assertSlug, findWorkspace } from '../workspaces/workspaces.js';
 import { isUniqueViolation } from '../errors.js';
-
-export interface Actor { id: string; email: string }
+import { auditActor, type Actor } from './actor.js';
+import type { ChangeDeps } from '../util/invalidation.js';
 
 const ev = (actor: Actor, action: string, target: string, extra: { workspace?: string; details?: Record<string, unknown> } = {}) =>
-  ({ action, actorId: actor.id, actor: actor.email, target, ...extra });
+  ({ action, ...auditActor(actor), target, ...extra });
 
+/** Everyone's cached access, after a change that can touch many users (a grant to a group). */
+const EVERYONE = ['*'];
+
+/** Returns `result` once, when `changed`, the cached access of `who` is cleared here and on every replica. */
+async function invalidating<T>(deps: ChangeDeps, result: T, changed: boolean, who: string[]): Promise<T> {
+  if (changed) await deps.invalidator.invalidate('access', who);
+  return result;
+}
+
+/** A new user has no cached access: nothing to invalidate. */
 export function createUser(db: Db, actor: Actor, input: { email: string; password: string; name?: string | null }) {
   if (input.password.length < 8) throw badRequest('password must be at least 8 characters');
   return db.transaction().execute(async (tx) => {
@@ -24,6 +34,7 @@ export function createUser(db: Db, actor: Actor, input: { email: string; passwor
   });
 }
 
+/** A new local group has no members and no grants: nothing to invalidate. */
 export function createGroup(db: Db, actor: Actor, name: string) {
   return db.transaction().execute(async (tx) => {
     const g = await createLocalGroup(tx, name);
@@ -40,29 +51,31 @@ async function localGroupAndUser(tx: Db, groupRef: string, userRef: string) {
   return { group, user };
 }
 
-export function addGroupMember(db: Db, actor: Actor, groupRef: string, userRef: string): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
+export async function addGroupMember(deps: ChangeDeps, actor: Actor, groupRef: string, userRef: string): Promise<boolean> {
+  const { added, userId } = await deps.db.transaction().execute(async (tx) => {
     const { group, user } = await localGroupAndUser(tx, groupRef, userRef);
     const row = await tx.insertInto('group_members').values({ group_id: group.id, user_id: user.id })
       .onConflict((oc) => oc.columns(['group_id', 'user_id']).doNothing()).returning('user_id').executeTakeFirst();
     if (row) await recordGovernance(tx, ev(actor, 'group.member.add', `group:${group.name}`, { details: { user: user.email } }));
-    return row !== undefined;
+    return { added: row !== undefined, userId: user.id };
   });
+  return invalidating(deps, added, added, [userId]);
 }
 
-export function removeGroupMember(db: Db, actor: Actor, groupRef: string, userRef: string): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
+export async function removeGroupMember(deps: ChangeDeps, actor: Actor, groupRef: string, userRef: string): Promise<boolean> {
+  const { removed, userId } = await deps.db.transaction().execute(async (tx) => {
     const { group, user } = await localGroupAndUser(tx, groupRef, userRef);
     const res = await tx.deleteFrom('group_members').where('group_id', '=', group.id).where('user_id', '=', user.id).executeTakeFirst();
     const removed = Number(res.numDeletedRows) > 0;
     if (removed) await recordGovernance(tx, ev(actor, 'group.member.remove', `group:${group.name}`, { details: { user: user.email } }));
-    return removed;
+    return { removed, userId: user.id };
   });
+  return invalidating(deps, removed, removed, [userId]);
 }
 
 /** Grants (or revokes) platform_admin to a group; unknown names become identity-provider groups. */
-export function setGroupPlatformAdmin(db: Db, actor: Actor, groupRef: string, granted: boolean): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
+export async function setGroupPlatformAdmin(deps: ChangeDeps, actor: Actor, groupRef: string, granted: boolean): Promise<boolean> {
+  const changed = await deps.db.transaction().execute(async (tx) => {
     const group = await resolveGroupRef(tx, groupRef, { createIdp: granted });
     let changed: boolean;
     if (granted) {
@@ -80,8 +93,10 @@ export function setGroupPlatformAdmin(db: Db, actor: Actor, groupRef: string, gr
     }
     return changed;
   });
+  return invalidating(deps, changed, changed, EVERYONE);
 }
 
+/** A new workspace has no grants yet: nothing to invalidate. */
 export function createWorkspace(db: Db, actor: Actor, input: { slug: string; name?: string }) {
   assertSlug(input.slug);
   return db.transaction().execute(async (tx) => {
@@ -97,34 +112,37 @@ export function createWorkspace(db: Db, actor: Actor, input: { slug: string; nam
   });
 }
 
-export function updateWorkspace(db: Db, actor: Actor, slug: string, patch: { name?: string; workflow_containers?: boolean; workflow_plugins?: boolean }) {
-  return db.transaction().execute(async (tx) => {
+/** A rename changes the workspace names cached with everyone's access. */
+export async function updateWorkspace(deps: ChangeDeps, actor: Actor, slug: string, patch: { name?: string; workflow_containers?: boolean; workflow_plugins?: boolean }) {
+  const { ws, renamed } = await deps.db.transaction().execute(async (tx) => {
     const ws = await findWorkspace(tx, slug);
     if (!ws) throw notFound(`workspace does not exist: ${slug}`);
     const set = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-    if (Object.keys(set).length === 0) return ws;
+    if (Object.keys(set).length === 0) return { ws, renamed: false };
     const updated = await tx.updateTable('workspaces').set(set).where('id', '=', ws.id).returningAll().executeTakeFirstOrThrow();
     await recordGovernance(tx, ev(actor, 'workspace.update', `workspace:${slug}`, { workspace: slug, details: set }));
-    return updated;
+    return { ws: updated, renamed: updated.name !== ws.name };
   });
+  return invalidating(deps, ws, renamed, EVERYONE);
 }
 
-export function setWorkspaceGroupRole(db: Db, actor: Actor, slug: string, groupRef: string, role: WorkspaceRole): Promise<GrantChange> {
-  return db.transaction().execute(async (tx) => {
+export async function setWorkspaceGroupRole(deps: ChangeDeps, actor: Actor, slug: string, groupRef: string, role: WorkspaceRole): Promise<GrantChange> {
+  const change = await deps.db.transaction().execute(async (tx) => {
     const ws = await findWorkspace(tx, slug);
     if (!ws) throw notFound(`workspace does not exist: ${slug}`);
     const group = await resolveGroupRef(tx, groupRef, { createIdp: true });
     if (group.created) await recordGovernance(tx, ev(actor, 'group.create', `group:${group.name}`, { details: { idp_managed: true } }));
-    const change = await grantWorkspaceRoleToGroup(tx, ws.id, group.id, role, actor.id);
+    const change = await grantWorkspaceRoleToGroup(tx, ws.id, group.id, role, actor.id, deps.clock.now());
     if (change !== 'unchanged') {
       await recordGovernance(tx, ev(actor, 'workspace.grant', `group:${group.name}`, { workspace: slug, details: { role, change } }));
     }
     return change;
   });
+  return invalidating(deps, change, change !== 'unchanged', EVERYONE);
 }
 
-export function removeWorkspaceGroup(db: Db, actor: Actor, slug: string, groupRef: string): Promise<boolean> {
-  return db.transaction().execute(async (tx) => {
+export async function removeWorkspaceGroup(deps: ChangeDeps, actor: Actor, slug: string, groupRef: string): Promise<boolean> {
+  const removed = await deps.db.transaction().execute(async (tx) => {
     const ws = await findWorkspace(tx, slug);
     if (!ws) throw notFound(`workspace does not exist: ${slug}`);
     const group = await resolveGroupRef(tx, groupRef);
@@ -133,6 +151,7 @@ export function removeWorkspaceGroup(db: Db, actor: Actor, slug: string, groupRe
     if (removed) await recordGovernance(tx, ev(actor, 'workspace.revoke', `group:${group.name}`, { workspace: slug }));
     return removed;
   });
+  return invalidating(deps, removed, removed, EVERYONE);
 }
 
 export async function listWorkspaceMembers(db: Db, slug: string) {

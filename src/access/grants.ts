@@ -31,7 +31,7 @@ export type GrantChange = 'created' | 'updated' | 'unchanged';
 
 async function upsertWorkspaceGrant(
   db: Db, target: { workspace_id: string; group_id: string | null; user_id: string | null },
-  role: WorkspaceRole, grantedBy: string | null,
+  role: WorkspaceRole, grantedBy: string | null, now: Date,
 ): Promise<GrantChange> {
   const col = target.group_id ? 'group_id' : 'user_id';
   const existing = await db.selectFrom('workspace_role_grants').select(['id', 'role'])
@@ -41,21 +41,22 @@ async function upsertWorkspaceGrant(
   if (existing?.role === role) return 'unchanged';
   if (existing) {
     await db.updateTable('workspace_role_grants')
-      .set({ role, granted_by: grantedBy, granted_at: new Date() })
+      .set({ role, granted_by: grantedBy, granted_at: now })
       .where('id', '=', existing.id).execute();
     return 'updated';
   }
   const row = await db.insertInto('workspace_role_grants')
-    .values({ ...target, role, granted_by: grantedBy })
+    .values({ ...target, role, granted_by: grantedBy, granted_at: now })
     .onConflict((oc) => oc.columns(['workspace_id', col]).where(col, 'is not', null).doNothing())
     .returning('id').executeTakeFirst();
   return row ? 'created' : 'unchanged';
 }
 
-export function grantWorkspaceRoleToGroup(db: Db, workspaceId: string, groupId: string, role: WorkspaceRole, grantedBy: string | null) {
-  return upsertWorkspaceGrant(db, { workspace_id: workspaceId, group_id: groupId, user_id: null }, role, grantedBy);
+/** `now` comes from the service clock (grants record when they were made). */
+export function grantWorkspaceRoleToGroup(db: Db, workspaceId: string, groupId: string, role: WorkspaceRole, grantedBy: string | null, now: Date) {
+  return upsertWorkspaceGrant(db, { workspace_id: workspaceId, group_id: groupId, user_id: null }, role, grantedBy, now);
 }
 
-export function grantWorkspaceRoleToUser(db: Db, workspaceId: string, userId: string, role: WorkspaceRole, grantedBy: string | null) {
-  return upsertWorkspaceGrant(db, { workspace_id: workspaceId, group_id: null, user_id: userId }, role, grantedBy);
+export function grantWorkspaceRoleToUser(db: Db, workspaceId: string, userId: string, role: WorkspaceRole, grantedBy: string | null, now: Date) {
+  return upsertWorkspaceGrant(db, { workspace_id: workspaceId, group_id: null, user_id: userId }, role, grantedBy, now);
 }

@@ -7,6 +7,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { Db } from '../db/index.js';
 import type { Clock } from '../clock.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import type { CacheInvalidator } from '../util/invalidation.js';
 
 export interface SessionPolicy {
   absoluteTtlMs: number;
@@ -23,11 +24,6 @@ export interface ActiveSession {
 }
 
 export interface NewSession { token: string; csrf: string; expiresAt: Date }
-
-/** Broadcasts revocations to the other replicas (Redis pub/sub in production). */
-export interface Invalidator {
-  publish(kind: 'session' | 'access', keys: string[]): void;
-}
 
 const CACHE_MS = 5_000;
 
@@ -55,7 +51,7 @@ export class SessionStore {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly policy: SessionPolicy,
-    private readonly invalidator?: Invalidator,
+    private readonly invalidator?: Pick<CacheInvalidator, 'publish'>,
   ) {
     this.cache = new TtlCache(50_000, CACHE_MS, () => this.clock.now().getTime());
     this.touchMs = Math.max(1_000, Math.min(60_000, Math.floor(policy.idleTtlMs / 10)));

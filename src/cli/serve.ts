@@ -33,7 +33,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     const { applied } = await migrateToLatest(services.db, cfg.database.url);
     if (applied.length) log.info({ applied }, 'migrations applied');
   } catch (err) {
-    await services.close().catch(() => {});
+    await services.close().catch((closeErr: Error) => log.warn({ err: closeErr.message }, 'closing after a failed start failed'));
     throw new Error(oneLine(err, cfg.database.url));
   }
 

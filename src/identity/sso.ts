@@ -2,10 +2,10 @@
 // and name are refreshed, the names in the groups claim become identity-provider groups, and the
 // user's memberships of identity-provider groups are made equal to the claim. Local groups are
 // never touched, even when one has the same name as a claimed group. Everything lands in one
-// transaction with its governance records.
+// transaction with its governance records; then the user's cached access is cleared everywhere.
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
-import type { Clock } from '../clock.js';
+import type { ChangeDeps } from '../util/invalidation.js';
 import { recordGovernance } from '../audit/governance.js';
 import { ensureIdpGroup } from './groups.js';
 import { isUniqueViolation } from '../errors.js';
@@ -97,11 +97,22 @@ export interface SsoSyncResult {
   groupsRemoved: string[];
 }
 
-/** Creates or updates the user of `profile.sub` and synchronises their identity-provider groups. */
-export async function syncSsoUser(db: Db, clock: Clock, profile: SsoProfile): Promise<SsoSyncResult> {
+/**
+ * Creates or updates the user of `profile.sub` and synchronises their identity-provider groups;
+ * when anything changed, the user's cached access is cleared on every replica.
+ */
+export async function syncSsoUser(deps: ChangeDeps, profile: SsoProfile): Promise<SsoSyncResult> {
+  const r = await syncWithRetry(deps, profile);
+  if (r.created || r.updated.length || r.groupsAdded.length || r.groupsRemoved.length || r.groupsCreated.length) {
+    await deps.invalidator.invalidate('access', [r.userId]);
+  }
+  return r;
+}
+
+async function syncWithRetry({ db, clock }: ChangeDeps, profile: SsoProfile): Promise<SsoSyncResult> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction().execute((tx) => syncIn(tx, clock, profile));
+      return await db.transaction().execute((tx) => syncIn(tx, clock.now(), profile));
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       // A concurrent first sign-in of the same subject can win the race past the checks above;
@@ -114,8 +125,7 @@ export async function syncSsoUser(db: Db, clock: Clock, profile: SsoProfile): Pr
   }
 }
 
-async function syncIn(tx: Db, clock: Clock, p: SsoProfile): Promise<SsoSyncResult> {
-  const now = clock.now();
+async function syncIn(tx: Db, now: Date, p: SsoProfile): Promise<SsoSyncResult> {
   const result: SsoSyncResult = { userId: '', email: p.email, created: false, updated: [], groupsCreated: [], groupsAdded: [], groupsRemoved: [] };
   const emailHolder = () => tx.selectFrom('users').select(['id', 'sub'])
     .where(sql<string>`lower(email)`, '=', p.email.toLowerCase()).executeTakeFirst();

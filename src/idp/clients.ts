@@ -13,6 +13,7 @@ import type { Db } from '../db/index.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
+import type { Actor } from '../access/actor.js';
 
 export const GRANT_CLIENT_CREDENTIALS = 'client_credentials';
 export const GRANT_TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -21,9 +22,7 @@ export type GrantType = (typeof GRANT_TYPES)[number];
 
 export const CLIENT_SECRET_PREFIX = 'svcs_';
 
-/** Who made a change: a signed-in administrator, or the command line (no user). */
-export interface ChangeActor { id: string | null; email: string | null }
-export const CLI_ACTOR: ChangeActor = { id: null, email: 'svc-cli' };
+export { CLI_ACTOR } from '../access/actor.js';
 
 export interface ClientView {
   client_id: string;
@@ -90,7 +89,7 @@ export async function getClient(db: Db, clientId: string): Promise<ClientView> {
 }
 
 /** Creates a client; the secret is returned this once. */
-export async function createClient(db: Db, actor: ChangeActor, input: ClientInput): Promise<ClientView & { client_secret: string }> {
+export async function createClient(db: Db, actor: Actor, input: ClientInput): Promise<ClientView & { client_secret: string }> {
   const v = validate(input);
   const secret = newClientSecret();
   return db.transaction().execute(async (tx) => {
@@ -120,7 +119,7 @@ export async function createClient(db: Db, actor: ChangeActor, input: ClientInpu
 }
 
 /** Replaces the secret (the old one stops working at once); the new one is returned this once. */
-export async function rotateClientSecret(db: Db, actor: ChangeActor, clientId: string, now: Date): Promise<ClientView & { client_secret: string }> {
+export async function rotateClientSecret(db: Db, actor: Actor, clientId: string, now: Date): Promise<ClientView & { client_secret: string }> {
   const secret = newClientSecret();
   return db.transaction().execute(async (tx) => {
     const row = await tx.updateTable('oauth_clients').set({ secret_hash: hashSecret(secret), secret_rotated_at: now })
@@ -132,7 +131,7 @@ export async function rotateClientSecret(db: Db, actor: ChangeActor, clientId: s
   });
 }
 
-export async function deleteClient(db: Db, actor: ChangeActor, clientId: string): Promise<void> {
+export async function deleteClient(db: Db, actor: Actor, clientId: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const c = await getClient(tx, clientId);
     await tx.deleteFrom('oauth_clients').where('client_id', '=', clientId).execute();

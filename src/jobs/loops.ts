@@ -8,10 +8,7 @@ import { startTriggerLoop } from '../workflows/triggers.js';
 export async function startLoops(services: Services): Promise<void> {
   const log = services.logging.module('svc::jobs');
   services.audit.start();
-  const stopListening = await services.invalidator.listen((m) => {
-    if (m.kind === 'session') services.sessions.forget(m.keys);
-    else services.access.forget(m.keys);
-  });
+  const stopListening = await services.invalidator.listen();
   services.onClose(stopListening);
   const maintenance = await startMaintenance(services);
   services.onClose(() => maintenance.close());

@@ -8,8 +8,8 @@ import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js'
 import { recordGovernance } from '../audit/governance.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
 import { ACCESS_TYPES, RESOURCES, SERVICE_TYPE, serviceDef } from './service-def.js';
+import type { Actor } from '../access/actor.js';
 
-export interface PolicyActor { id: string | null; email: string | null }
 
 export type Resources = Partial<Record<string, string[]>>;
 export interface PolicyItem { users?: string[]; groups?: string[]; roles?: string[]; accesses: string[]; delegate_admin?: boolean }
@@ -118,7 +118,7 @@ function parsePolicyId(id: string): string {
   return id;
 }
 
-export async function createPolicy(db: Db, actor: PolicyActor, slug: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
+export async function createPolicy(db: Db, actor: Actor, slug: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
   const { resources, allow, deny } = checkPolicyInput(input);
   return db.transaction().execute(async (tx) => {
     const ws = await workspaceOf(tx, slug);
@@ -138,7 +138,7 @@ export async function createPolicy(db: Db, actor: PolicyActor, slug: string, inp
   });
 }
 
-export async function updatePolicy(db: Db, actor: PolicyActor, slug: string, id: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
+export async function updatePolicy(db: Db, actor: Actor, slug: string, id: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
   parsePolicyId(id);
   const { resources, allow, deny } = checkPolicyInput(input);
   return db.transaction().execute(async (tx) => {
@@ -160,7 +160,7 @@ export async function updatePolicy(db: Db, actor: PolicyActor, slug: string, id:
   });
 }
 
-export async function deletePolicy(db: Db, actor: PolicyActor, slug: string, id: string, now: Date): Promise<number> {
+export async function deletePolicy(db: Db, actor: Actor, slug: string, id: string, now: Date): Promise<number> {
   parsePolicyId(id);
   return db.transaction().execute(async (tx) => {
     const ws = await workspaceOf(tx, slug);
@@ -182,7 +182,7 @@ export async function listTags(db: Db, slug: string): Promise<TagView[]> {
   return (await db.selectFrom('policy_tags').selectAll().where('workspace_id', '=', ws.id).orderBy('id').execute()).map(tagView);
 }
 
-export async function createTag(db: Db, actor: PolicyActor, slug: string, input: TagInput, now: Date): Promise<TagView & { tag_version: number }> {
+export async function createTag(db: Db, actor: Actor, slug: string, input: TagInput, now: Date): Promise<TagView & { tag_version: number }> {
   const resources = checkResources(input.resources);
   const type = input.type.trim();
   if (!/^[A-Za-z0-9_.:-]{1,255}$/.test(type)) throw badRequest(`invalid tag type "${input.type}": letters, digits, '_', '.', ':' and '-'`);
@@ -197,7 +197,7 @@ export async function createTag(db: Db, actor: PolicyActor, slug: string, input:
   });
 }
 
-export async function deleteTag(db: Db, actor: PolicyActor, slug: string, id: string, now: Date): Promise<number> {
+export async function deleteTag(db: Db, actor: Actor, slug: string, id: string, now: Date): Promise<number> {
   if (!/^\d{1,18}$/.test(id)) throw notFound(`tag does not exist: ${id}`);
   return db.transaction().execute(async (tx) => {
     const ws = await workspaceOf(tx, slug);

@@ -7,10 +7,10 @@ import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js'
 import { recordGovernance } from '../audit/governance.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
 import type { Sealer } from './seal.js';
+import type { Actor } from '../access/actor.js';
 
 export type ConnectionKind = 'database' | 'storage';
 export type ConnectionSecret = string | Record<string, string>;
-export interface ConnectionActor { id: string | null; email: string | null }
 
 export const CONNECTION_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Keys of `config` that look like credentials (with a string value): they belong in `secret`. */
@@ -69,7 +69,7 @@ export async function getConnection(db: Db, slug: string, name: string): Promise
   return view(r);
 }
 
-export async function createConnection(db: Db, sealer: Sealer, actor: ConnectionActor, slug: string, input: ConnectionInput): Promise<ConnectionView> {
+export async function createConnection(db: Db, sealer: Sealer, actor: Actor, slug: string, input: ConnectionInput): Promise<ConnectionView> {
   if (!CONNECTION_NAME_RE.test(input.name)) {
     throw badRequest(`invalid connection name "${input.name}": use 1-63 lower-case letters, digits, '_' and '-', starting with a letter or digit`);
   }
@@ -97,7 +97,7 @@ export async function createConnection(db: Db, sealer: Sealer, actor: Connection
   });
 }
 
-export async function deleteConnection(db: Db, actor: ConnectionActor, slug: string, name: string): Promise<void> {
+export async function deleteConnection(db: Db, actor: Actor, slug: string, name: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const wsId = await workspaceId(tx, slug);
     const res = await tx.deleteFrom('connections').where('workspace_id', '=', wsId).where('name', '=', name).executeTakeFirst();

@@ -7,6 +7,7 @@ import { recordGovernance } from '../audit/governance.js';
 import { parseFlow, FlowValidationError, type FlowDef, type ParsedFlow } from './flow.js';
 import { TtlCache } from '../util/ttl-cache.js';
 import { validateTriggers } from './triggers.js';
+import type { Actor } from '../access/actor.js';
 
 export interface FlowKey { workspaceId: string; namespace: string; flowId: string }
 export interface FlowRecord { namespace: string; flow_id: string; revision: number; source: string; definition: FlowDef; uses_secrets: boolean; updated_at: Date; deleted: boolean }
@@ -40,13 +41,11 @@ export async function listFlows(db: Db, workspaceId: string, filter: { namespace
   return q.execute();
 }
 
-export interface SaveActor { id: string; email: string }
-
 /**
  * Creates or updates a flow from its YAML source; the id and namespace in the source must match
  * the key when one is given (an update). Returns the stored record and whether it changed.
  */
-export async function saveFlow(db: Db, actor: SaveActor, workspaceId: string, workspaceSlug: string, source: string, expect?: { namespace: string; flowId: string }): Promise<{ flow: FlowRecord; created: boolean; changed: boolean }> {
+export async function saveFlow(db: Db, actor: Actor, workspaceId: string, workspaceSlug: string, source: string, expect?: { namespace: string; flowId: string }): Promise<{ flow: FlowRecord; created: boolean; changed: boolean }> {
   const parsed = validateSource(source);
   const { def } = parsed;
   if (expect && (def.namespace !== expect.namespace || def.id !== expect.flowId)) {
@@ -72,7 +71,7 @@ export async function saveFlow(db: Db, actor: SaveActor, workspaceId: string, wo
   });
 }
 
-export async function deleteFlow(db: Db, actor: SaveActor, key: FlowKey, workspaceSlug: string): Promise<void> {
+export async function deleteFlow(db: Db, actor: Actor, key: FlowKey, workspaceSlug: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const current = await tx.selectFrom('flows').select(['revision', 'source', 'deleted'])
       .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId)

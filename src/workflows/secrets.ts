@@ -3,11 +3,12 @@
 import type { Services } from '../services.js';
 import { badRequest, notFound } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
+import type { Actor } from '../access/actor.js';
 
 export const SECRET_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const context = (workspaceId: string, name: string) => `workflow_secrets:${workspaceId}:${name}`;
 
-export async function putWorkflowSecret(services: Services, actor: { id: string; email: string }, ws: { id: string; slug: string }, name: string, value: string): Promise<void> {
+export async function putWorkflowSecret(services: Services, actor: Actor, ws: { id: string; slug: string }, name: string, value: string): Promise<void> {
   if (!SECRET_NAME_RE.test(name)) throw badRequest('invalid secret name: letters, digits and _, starting with a letter or _');
   if (!services.sealer.enabled) throw badRequest('secrets.master_key is not set: cannot store a secret');
   const sealed = services.sealer.seal(value, context(ws.id, name));
@@ -18,7 +19,7 @@ export async function putWorkflowSecret(services: Services, actor: { id: string;
   });
 }
 
-export async function deleteWorkflowSecret(services: Services, actor: { id: string; email: string }, ws: { id: string; slug: string }, name: string): Promise<void> {
+export async function deleteWorkflowSecret(services: Services, actor: Actor, ws: { id: string; slug: string }, name: string): Promise<void> {
   await services.db.transaction().execute(async (tx) => {
     const res = await tx.deleteFrom('workflow_secrets').where('workspace_id', '=', ws.id).where('name', '=', name).executeTakeFirst();
     if (Number(res.numDeletedRows) === 0) throw notFound(`secret does not exist: ${name}`);

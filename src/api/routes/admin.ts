@@ -7,7 +7,8 @@ import { guard, requireUser } from '../plugins/auth.js';
 import { changedSchema, groupSchema, iso, userSchema, apiErrors } from '../schemas.js';
 import { listUsers } from '../../identity/users.js';
 import { listGroupMembers, listGroups, resolveGroupRef } from '../../identity/groups.js';
-import { addGroupMember, createGroup, createUser, removeGroupMember, setGroupPlatformAdmin, type Actor } from '../../access/governance.js';
+import { addGroupMember, createGroup, createUser, removeGroupMember, setGroupPlatformAdmin } from '../../access/governance.js';
+import type { Actor } from '../../access/actor.js';
 import { listAuditEvents } from '../../audit/retention.js';
 
 export function actorOf(req: Parameters<typeof requireUser>[0]): Actor {
@@ -77,18 +78,14 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: admin,
       schema: { tags: ['admin'], summary: 'Add a local user to a local group', params: memberParams, response: { 200: changedSchema, ...errors } },
     }, async (req) => {
-      const changed = await addGroupMember(ctx.services().db, actorOf(req), req.params.group, req.params.user);
-      if (changed) ctx.services().access.changed();
-      return { changed };
+      return { changed: await addGroupMember(ctx.services(), actorOf(req), req.params.group, req.params.user) };
     });
 
     app.delete('/api/groups/:group/members/:user', {
       preHandler: admin,
       schema: { tags: ['admin'], summary: 'Remove a local user from a local group', params: memberParams, response: { 200: changedSchema, ...errors } },
     }, async (req) => {
-      const changed = await removeGroupMember(ctx.services().db, actorOf(req), req.params.group, req.params.user);
-      if (changed) ctx.services().access.changed();
-      return { changed };
+      return { changed: await removeGroupMember(ctx.services(), actorOf(req), req.params.group, req.params.user) };
     });
 
     for (const [method, granted] of [['put', true], ['delete', false]] as const) {
@@ -99,9 +96,7 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           params: groupParams, response: { 200: changedSchema, ...errors },
         },
       }, async (req) => {
-        const changed = await setGroupPlatformAdmin(ctx.services().db, actorOf(req), req.params.group, granted);
-        if (changed) ctx.services().access.changed();
-        return { changed };
+        return { changed: await setGroupPlatformAdmin(ctx.services(), actorOf(req), req.params.group, granted) };
       });
     }
 

@@ -104,10 +104,7 @@ export function oidcRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       try {
         const claims = await relyingParty(cfg).exchange(currentUrl, remembered);
         const { profile, ignoredGroups } = profileFromClaims(claims, cfg.oidc.groups_claim);
-        const sync = await syncSsoUser(s.db, s.clock, profile);
-        if (sync.created || sync.updated.length || sync.groupsAdded.length || sync.groupsRemoved.length || sync.groupsCreated.length) {
-          s.access.changed([sync.userId]);
-        }
+        const sync = await syncSsoUser(s, profile);
         // A browser that was signed in as someone else ends that session first.
         if (req.principal) await s.sessions.revoke(req.principal.sessionToken);
         const ip = clientAddress(req.headers, req.socket.remoteAddress);

@@ -57,7 +57,7 @@ export function workspaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         response: { 200: workspaceSchema, ...errors },
       },
     }, async (req) => {
-      const ws = await updateWorkspace(ctx.services().db, actorOf(req), req.params.ws, req.body);
+      const ws = await updateWorkspace(ctx.services(), actorOf(req), req.params.ws, req.body);
       return workspaceView(ws);
     });
 
@@ -89,18 +89,14 @@ export function workspaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         response: { 200: z.object({ change: z.enum(['created', 'updated', 'unchanged']) }), ...errors },
       },
     }, async (req) => {
-      const change = await setWorkspaceGroupRole(ctx.services().db, actorOf(req), req.params.ws, req.params.group, req.body.role);
-      if (change !== 'unchanged') ctx.services().access.changed();
-      return { change };
+      return { change: await setWorkspaceGroupRole(ctx.services(), actorOf(req), req.params.ws, req.params.group, req.body.role) };
     });
 
     app.delete('/api/workspaces/:ws/members/groups/:group', {
       preHandler: wsAdmin,
       schema: { tags: ['workspaces'], summary: 'Revoke a group role in the workspace', params: wsGroupParams, response: { 200: changedSchema, ...errors } },
     }, async (req) => {
-      const changed = await removeWorkspaceGroup(ctx.services().db, actorOf(req), req.params.ws, req.params.group);
-      if (changed) ctx.services().access.changed();
-      return { changed };
+      return { changed: await removeWorkspaceGroup(ctx.services(), actorOf(req), req.params.ws, req.params.group) };
     });
   };
 }
