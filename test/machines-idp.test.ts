@@ -368,6 +368,17 @@ describe('rate limit (rate_limit.token_*: 60 per 60 s, 60 s lockout)', () => {
     assert.equal((await tokenRequest({ grant_type: 'client_credentials' }, { basic: [c.client_id, c.client_secret], ip: '203.0.113.51' })).statusCode, 200);
   });
 
+  test('a 1 MB client_id is counted under its hash: 300 such requests keep the table small', async () => {
+    const limiter = t.services.tokenLimiter;
+    const before = limiter.bytes;
+    for (let i = 0; i < 300; i++) {
+      const r = await tokenRequest({ grant_type: 'client_credentials', client_id: `${i}-${'x'.repeat(1_000_000)}`, client_secret: 'no' }, { ip: `198.18.${i >> 8}.${i & 255}` });
+      assert.equal(r.statusCode, 401);
+      assert.ok(r.body.length < 1000, 'the answer does not echo the id');
+    }
+    assert.ok(limiter.bytes - before < 300 * 2 * 500, `300 requests grew the table by ${limiter.bytes - before} bytes`);
+  });
+
   test('malformed requests count for their address too', async () => {
     for (let i = 0; i < 30; i++) assert.equal((await tokenRequest({ scope: 'x' }, { ip: '203.0.113.60' })).statusCode, 400);
     for (let i = 0; i < 30; i++) {

@@ -95,6 +95,19 @@ describe('local sign-in', () => {
     assert.equal((await new Browser(t, '10.9.99.1').login(ADMIN.email, ADMIN.password)).statusCode, 200, 'another email from that address still works');
     t.clock.advance(301_000);
   });
+
+  test('a 16 KB X-Forwarded-For is counted under its hash, and a blocked address stores no new email keys', async () => {
+    const huge = `198.18.${'7'.repeat(16 * 1024)}`;
+    const limiter = t.services.loginLimiter;
+    const before = limiter.bytes;
+    for (let i = 0; i < 5; i++) assert.equal((await new Browser(t, huge).login(`nobody${i}@example.test`, 'guess-guess')).statusCode, 401);
+    assert.ok(limiter.bytes - before < 6 * 500, `5 attempts of a 16 KB address grew the table by ${limiter.bytes - before} bytes`);
+    assert.equal((await new Browser(t, huge).login('sixth@example.test', 'guess-guess')).statusCode, 429, 'the 6th attempt blocks the address');
+    const size = limiter.size;
+    for (let i = 0; i < 50; i++) assert.equal((await new Browser(t, huge).login(`other${i}@example.test`, 'guess-guess')).statusCode, 429);
+    assert.equal(limiter.size, size, 'refused outright: no new key');
+    t.clock.advance(301_000);
+  });
 });
 
 describe('sessions', () => {

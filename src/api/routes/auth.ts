@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { clearSessionCookies, requireUser, setSessionCookies } from '../plugins/auth.js';
-import { clientAddress } from '../../auth/rate-limit.js';
+import { boundedKey, clientAddress } from '../../auth/rate-limit.js';
 import { findUserByEmail, publicUser } from '../../identity/users.js';
 import { verifyPassword, hashPassword } from '../../identity/passwords.js';
 import { DomainError, unauthorized } from '../../errors.js';
@@ -42,7 +42,7 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const email = req.body.email.trim().toLowerCase();
       const decision = s.loginLimiter.hit([`ip:${ip}`, `email:${email}`]);
       if (!decision.allowed) {
-        s.log.warn({ ip }, 'local sign-in rate limited');
+        s.log.warn({ ip: boundedKey(ip) }, 'local sign-in rate limited');
         throw new DomainError('too_many_requests', 'too many sign-in attempts; try again later', decision.retryAfterSecs);
       }
       const user = await findUserByEmail(s.db, email);

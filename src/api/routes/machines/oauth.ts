@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { FastifyError } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { clientAddress } from '../../../auth/rate-limit.js';
+import { boundedKey, clientAddress } from '../../../auth/rate-limit.js';
 import { errorAnswer, handleTokenRequest, OAuthError } from '../../../idp/token-endpoint.js';
 import { discoveryDocument, JWKS_PATH, TOKEN_PATH } from '../../../idp/discovery.js';
 import { machines } from '../../../idp/state.js';
@@ -81,14 +81,15 @@ export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }, async (req, reply) => {
         const s = ctx.services();
         const q = req.url.indexOf('?');
+        const address = clientAddress(req.headers, req.socket.remoteAddress);
         const a = await handleTokenRequest(s, {
           contentType: req.headers['content-type'],
           body: req.body,
           query: q >= 0 ? req.url.slice(q + 1) : '',
           authorization: req.headers.authorization,
-          address: clientAddress(req.headers, req.socket.remoteAddress),
+          address,
         });
-        if (a.status === 429) s.log.warn({ ip: clientAddress(req.headers, req.socket.remoteAddress) }, 'token endpoint rate limited');
+        if (a.status === 429) s.log.warn({ ip: boundedKey(address) }, 'token endpoint rate limited');
         return reply.status(a.status as 200).headers(a.headers).send(a.body as never);
       });
     });
