@@ -6,7 +6,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as client from 'openid-client';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { freePort } from './helpers/net.js';
 import { startOidcProvider, signInAtProvider, type OidcProviderHandle } from './helpers/oidc-provider.js';
@@ -61,6 +61,25 @@ describe('token exchange with a real OpenID provider', () => {
     assert.deepEqual(payload.act, { sub: c.client_id });
     assert.equal(payload.email, 'alice@example.test');
     assert.equal(payload.client_id, c.client_id);
+    assert.ok(payload.exp! <= decodeJwt(person.id_token!).exp!, 'never outlives the ID token');
+  });
+
+  test('an ID token is exchanged only when its aud names one of idp.subject_token_audiences (default oidc.client_id)', async () => {
+    const person = await aliceTokens();
+    const t2 = await startTestApp({ SVC_OIDC__ISSUER_URL: op.issuer, SVC_OIDC__CLIENT_ID: 'people-app', SVC_IDP__SUBJECT_TOKEN_AUDIENCES: '["svc-exchange"]' });
+    try {
+      t2.clock.set(new Date());
+      const c = await createClient(t2.services.db, CLI_ACTOR, { name: 'x', audiences: ['engine-a'], grant_types: [GRANT_TOKEN_EXCHANGE] });
+      const res = await t2.app.inject({
+        method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ grant_type: EXCHANGE, subject_token: person.id_token!, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token', client_id: c.client_id, client_secret: c.client_secret }).toString(),
+      });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error, 'invalid_grant');
+      assert.match(res.json().error_description, /aud/);
+    } finally {
+      await t2.close();
+    }
   });
 
   test('the provider\'s opaque access token is not a JWT: invalid_grant', async () => {

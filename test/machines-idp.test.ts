@@ -81,6 +81,13 @@ function tokenRequest(params: Record<string, string | string[]>, opts: { ip?: st
   return t.app.inject({ method: 'POST', url: opts.url ?? '/oauth/token', headers, payload: form(params) });
 }
 
+function expectError(res: { statusCode: number; json(): { error: string; error_description?: string } }, status: number, error: string, description?: RegExp) {
+  assert.equal(res.statusCode, status, JSON.stringify(res.json()));
+  assert.equal(res.json().error, error);
+  assert.equal(typeof res.json().error_description, 'string');
+  if (description) assert.match(res.json().error_description!, description);
+}
+
 async function newClient(input: { audiences?: string[]; scopes?: string[]; exchange?: boolean; workspace?: string } = {}) {
   return createClient(t.services.db, CLI_ACTOR, {
     name: 'test client', audiences: input.audiences ?? ['svc-catalog'], scopes: input.scopes, workspace: input.workspace ?? null,
@@ -195,36 +202,96 @@ describe('token exchange (RFC 8693) through openid-client', () => {
     assert.equal(payload.iss, issuer);
   });
 
-  test('a provider access token is accepted whatever its aud', async () => {
+  test('a provider token is exchanged only when its aud names this service (oidc.client_id): ID and access tokens alike', async () => {
     const c = await newClient({ audiences: ['engine-a'], exchange: true });
-    const at = await provider.sign({ iss: provider.issuer, sub: 'person-9', aud: 'https://provider-api', iat: nowSecs(), exp: nowSecs() + 300 });
-    const res = await client.genericGrantRequest(await discover(c.client_id, c.client_secret, 'post'), EXCHANGE, { subject_token: at, subject_token_type: ACCESS_TOKEN });
-    assert.equal(decodeJwt(res.access_token).sub, 'person-9');
+    const config = await discover(c.client_id, c.client_secret, 'post');
+    const base = { iss: provider.issuer, sub: 'person-9', iat: nowSecs(), exp: nowSecs() + 300 };
+    for (const type of [ACCESS_TOKEN, ID_TOKEN]) {
+      const foreign = await provider.sign({ ...base, aud: 'https://provider-api' });
+      await assert.rejects(client.genericGrantRequest(config, EXCHANGE, { subject_token: foreign, subject_token_type: type }),
+        (err: unknown) => err instanceof client.ResponseBodyError && err.error === 'invalid_grant' && /aud/.test(err.error_description ?? ''), type);
+      const ours = await provider.sign({ ...base, aud: ['https://provider-api', 'people-app'] });
+      const res = await client.genericGrantRequest(config, EXCHANGE, { subject_token: ours, subject_token_type: type });
+      assert.equal(decodeJwt(res.access_token).sub, 'person-9');
+    }
   });
 
-  test('a delegated token of this service can be exchanged again (nested act); a client\'s own token cannot', async () => {
-    const a = await newClient({ audiences: ['engine-a'], exchange: true });
-    const b = await newClient({ audiences: ['svc-catalog'], exchange: true });
+  test('idp.subject_token_audiences replaces oidc.client_id as the audiences a provider token must name', async () => {
+    const t2 = await startTestApp({ SVC_OIDC__ISSUER_URL: provider.issuer, SVC_OIDC__CLIENT_ID: 'people-app', SVC_IDP__SUBJECT_TOKEN_AUDIENCES: '["svc-exchange","svc-exchange-2"]' });
+    try {
+      t2.clock.set(t.clock.now());
+      const c = await createClient(t2.services.db, CLI_ACTOR, { name: 'x', audiences: ['engine-a'], grant_types: [GRANT_TOKEN_EXCHANGE] });
+      const exchange = async (aud: string | string[]) => t2.app.inject({
+        method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: form({
+          grant_type: EXCHANGE, subject_token_type: ACCESS_TOKEN, client_id: c.client_id, client_secret: c.client_secret,
+          subject_token: await provider.sign({ iss: provider.issuer, sub: 'p', aud, iat: nowSecs(), exp: nowSecs() + 60 }),
+        }),
+      });
+      assert.equal((await exchange('people-app')).json().error, 'invalid_grant');
+      assert.equal((await exchange('svc-exchange-2')).statusCode, 200);
+      assert.equal((await exchange(['x', 'svc-exchange'])).statusCode, 200);
+    } finally {
+      await t2.close();
+    }
+  });
+
+  test('a delegated token of this service can be exchanged again by a client it names in aud: narrower, nested act, never outliving it', async () => {
+    const b = await newClient({ audiences: ['svc-catalog', 'engine-b'], exchange: true });
+    const a = await newClient({ audiences: [b.client_id, 'svc-catalog'], exchange: true });
     const idToken = await provider.sign({ iss: provider.issuer, sub: 'person-7', aud: 'people-app', iat: nowSecs(), exp: nowSecs() + 300 });
-    const first = await client.genericGrantRequest(await discover(a.client_id, a.client_secret), EXCHANGE, { subject_token: idToken, subject_token_type: ID_TOKEN });
-    const second = await client.genericGrantRequest(await discover(b.client_id, b.client_secret), EXCHANGE, { subject_token: first.access_token, subject_token_type: ACCESS_TOKEN, audience: 'svc-catalog' });
+    const first = await client.genericGrantRequest(await discover(a.client_id, a.client_secret), EXCHANGE,
+      new URLSearchParams([['subject_token', idToken], ['subject_token_type', ID_TOKEN], ['audience', b.client_id], ['audience', 'svc-catalog'], ['scope', 'read write']]));
+    assert.equal(first.expires_in, 300, 'never outlives the provider token');
+    const second = await client.genericGrantRequest(await discover(b.client_id, b.client_secret), EXCHANGE, { subject_token: first.access_token, subject_token_type: ACCESS_TOKEN, audience: 'svc-catalog', scope: 'read' });
     const p = (await verifyViaDiscovery(second.access_token, 'svc-catalog')).payload;
     assert.equal(p.sub, 'person-7');
     assert.deepEqual(p.act, { sub: b.client_id, act: { sub: a.client_id } });
-    const own = await client.clientCredentialsGrant(await discover(a.client_id, a.client_secret));
-    const res = await tokenRequest({ grant_type: EXCHANGE, subject_token: own.access_token, subject_token_type: ACCESS_TOKEN }, { basic: [b.client_id, b.client_secret] });
+    assert.equal(p.scope, 'read');
+    assert.equal(p.exp, decodeJwt(first.access_token).exp);
+    const own = await client.clientCredentialsGrant(await discover(a.client_id, a.client_secret), { audience: 'svc-catalog' });
+    const res = await tokenRequest({ grant_type: EXCHANGE, subject_token: own.access_token, subject_token_type: ACCESS_TOKEN, audience: 'svc-catalog' }, { basic: [b.client_id, b.client_secret] });
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().error, 'invalid_grant');
+  });
+
+  test('a re-exchanged token never gains: scope, audience, workspace and lifetime stay within the subject token, and only its recipients may exchange it', async () => {
+    const t1 = nowSecs();
+    const b = await newClient({ audiences: ['svc-catalog', 'engine-b'], exchange: true });
+    const a = await newClient({ audiences: [b.client_id, 'svc-catalog'], exchange: true, workspace: 'default' });
+    const idToken = await provider.sign({ iss: provider.issuer, sub: 'person-8', aud: 'people-app', iat: t1, exp: t1 + 3000 });
+    const first = await tokenRequest({ grant_type: EXCHANGE, subject_token: idToken, subject_token_type: ID_TOKEN, audience: [b.client_id, 'svc-catalog'], scope: 'read' }, { basic: [a.client_id, a.client_secret] });
+    assert.equal(first.statusCode, 200, first.body);
+    const subject = first.json().access_token as string;
+    assert.equal(decodeJwt(subject).workspace, 'default');
+    const again = (client: { client_id: string; client_secret: string }, extra: Record<string, string | string[]> = {}) =>
+      tokenRequest({ grant_type: EXCHANGE, subject_token: subject, subject_token_type: ACCESS_TOKEN, ...extra }, { basic: [client.client_id, client.client_secret] });
+    expectError(await again(b, { audience: 'engine-b' }), 400, 'invalid_target', /beyond the subject token/);
+    expectError(await again(b, { audience: 'svc-catalog', scope: 'read write' }), 400, 'invalid_scope', /beyond the subject token's: write/);
+    // not a recipient: a client with the grant that the token neither was issued to nor names
+    const stranger = await newClient({ audiences: ['svc-catalog'], exchange: true });
+    expectError(await again(stranger, { audience: 'svc-catalog' }), 400, 'invalid_grant', /not issued to this client/);
+    // a client of another workspace cannot move it there; a client of none keeps the subject's
+    await (await adminBrowser()).post('/api/workspaces', { slug: 'other-ws' });
+    const elsewhere = await newClient({ audiences: ['svc-catalog'], exchange: true, workspace: 'other-ws' });
+    const a2 = await newClient({ audiences: [elsewhere.client_id, 'svc-catalog'], exchange: true, workspace: 'default' });
+    const named = await tokenRequest({ grant_type: EXCHANGE, subject_token: idToken, subject_token_type: ID_TOKEN, audience: [elsewhere.client_id, 'svc-catalog'] }, { basic: [a2.client_id, a2.client_secret] });
+    assert.equal(named.statusCode, 200, named.body);
+    expectError(await tokenRequest({ grant_type: EXCHANGE, subject_token: named.json().access_token, subject_token_type: ACCESS_TOKEN, audience: 'svc-catalog' }, { basic: [elsewhere.client_id, elsewhere.client_secret] }),
+      400, 'invalid_grant', /bound to workspace default/);
+    // later in the subject token's life: the new token ends when it ends, with the subject's workspace
+    t.clock.advance(3000_000 - 600_000);
+    const ok = await again(b, { audience: 'svc-catalog' });
+    assert.equal(ok.statusCode, 200, ok.body);
+    const p = (await verifyViaDiscovery(ok.json().access_token, 'svc-catalog')).payload;
+    assert.equal(p.exp, decodeJwt(subject).exp);
+    assert.equal(ok.json().expires_in, 600);
+    assert.equal(p.workspace, 'default');
+    assert.equal(p.scope, 'read');
   });
 });
 
 describe('every error code (RFC 6749 5.2, RFC 8707, RFC 8693)', () => {
-  const expectError = (res: { statusCode: number; json(): { error: string; error_description?: string } }, status: number, error: string, description?: RegExp) => {
-    assert.equal(res.statusCode, status, JSON.stringify(res.json()));
-    assert.equal(res.json().error, error);
-    assert.equal(typeof res.json().error_description, 'string');
-    if (description) assert.match(res.json().error_description!, description);
-  };
 
   test('invalid_request: missing grant_type, JSON body, repeated parameter, query string, two auth methods, missing audience', async () => {
     const c = await newClient({ audiences: ['x', 'y'] });

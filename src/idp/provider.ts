@@ -1,8 +1,9 @@
 // Verification of a person's token from the configured OpenID provider (oidc.issuer_url), for
 // token exchange: discovery is read from the issuer, the signature is checked against the keys at
 // its jwks_uri (jose's remote key set: cached, refetched on an unknown kid), `iss` must equal the
-// issuer exactly and `exp` must lie ahead. An ID token must name oidc.client_id in `aud`; a
-// provider access token is accepted with any `aud` (providers put their own API there).
+// issuer exactly, `exp` must lie ahead, and `aud` must name this service (one of
+// idp.subject_token_audiences, by default oidc.client_id), for ID tokens and access tokens alike:
+// a token the provider issued to another of its clients is not for this service to exchange.
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
 
@@ -31,12 +32,12 @@ export class ProviderVerifier {
     return jwks;
   }
 
-  async verify(token: string, opts: { issuer: string; clientId: string; kind: 'id_token' | 'access_token' }): Promise<JWTPayload> {
+  async verify(token: string, opts: { issuer: string; audiences: string[] }): Promise<JWTPayload> {
     const jwks = await this.keySet(opts.issuer);
     try {
       const { payload } = await jwtVerify(token, jwks, {
         issuer: opts.issuer,
-        audience: opts.kind === 'id_token' ? opts.clientId : undefined,
+        audience: opts.audiences,
         currentDate: this.clock.now(),
         requiredClaims: ['sub', 'exp'],
       });

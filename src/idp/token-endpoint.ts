@@ -1,7 +1,8 @@
 // POST /oauth/token of the machine identity provider, without the web framework: RFC 6749 form
 // parameters in, an RFC 6749 JSON answer out (section 5.1 success, 5.2 errors).
 // Grants: client_credentials (RFC 6749 4.4) and token exchange (RFC 8693) for per-user
-// delegation. Client authentication: client_secret_basic or client_secret_post.
+// delegation, under the rules of ./exchange.ts. Client authentication: client_secret_basic or
+// client_secret_post.
 // Rate limit (rate_limit.token_*): every request counts for `ip:<address>` and, when it names a
 // client, `client:<client_id>`, except one presenting a client id and secret this replica verified
 // within the window; a blocked key stays blocked for everyone until the lockout ends.
@@ -9,9 +10,14 @@ import { decodeJwt, type JWTPayload } from 'jose';
 import type { Services } from '../services.js';
 import { machines, VerifiedSecrets } from './state.js';
 import { authenticateClient, GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE, SCOPE_TOKEN_RE, type ClientView } from './clients.js';
-import { mintAccessToken, verifyOwnToken, type Actor } from './tokens.js';
+import { mintAccessToken, verifyOwnToken } from './tokens.js';
 import { ProviderUnavailableError } from './provider.js';
+import { delegatedGrant, readAct, type Subject } from './exchange.js';
+import { OAuthError } from './oauth-error.js';
+import { ACCESS_TOKEN_TTL_SECS } from './keys.js';
 import { UnsealError } from '../secrets/seal.js';
+
+export { OAuthError } from './oauth-error.js';
 
 export const TOKEN_TYPE_ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
 export const TOKEN_TYPE_ID = 'urn:ietf:params:oauth:token-type:id_token';
@@ -21,23 +27,6 @@ const REQUESTED_TOKEN_TYPES = [TOKEN_TYPE_ACCESS, TOKEN_TYPE_JWT];
 
 /** Claims of a person carried from a subject token into the delegated token. */
 const PERSON_CLAIMS = ['email', 'name', 'preferred_username'] as const;
-
-export type OAuthErrorCode =
-  | 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type'
-  | 'invalid_scope' | 'invalid_target' | 'too_many_requests' | 'temporarily_unavailable' | 'server_error';
-
-const STATUS: Record<OAuthErrorCode, number> = {
-  invalid_request: 400, invalid_client: 401, invalid_grant: 400, unauthorized_client: 400, unsupported_grant_type: 400,
-  invalid_scope: 400, invalid_target: 400, too_many_requests: 429, temporarily_unavailable: 503, server_error: 500,
-};
-
-export class OAuthError extends Error {
-  readonly status: number;
-  constructor(readonly error: OAuthErrorCode, readonly description: string, readonly retryAfterSecs?: number) {
-    super(description);
-    this.status = STATUS[error];
-  }
-}
 
 export interface TokenRequest {
   contentType: string | undefined;
@@ -167,16 +156,17 @@ async function authenticate(s: Services, p: Params, req: TokenRequest, rate: { c
   return client;
 }
 
-function grantedScope(p: Params, client: ClientView): string {
+/** The scopes the request asks for (each well-formed and allowed for the client), or undefined when it names none. */
+function askedScopes(p: Params, client: ClientView): string[] | undefined {
   const raw = single(p, 'scope');
-  if (raw === undefined) return client.scopes.join(' ');
+  if (raw === undefined) return undefined;
   const asked = [...new Set(raw.split(' ').filter((x) => x !== ''))];
   for (const sc of asked) if (!SCOPE_TOKEN_RE.test(sc)) throw new OAuthError('invalid_scope', `malformed scope ${JSON.stringify(sc)}`);
   if (client.scopes.length > 0) {
     const denied = asked.filter((sc) => !client.scopes.includes(sc));
     if (denied.length) throw new OAuthError('invalid_scope', `scope not allowed for this client: ${denied.join(' ')}`);
   }
-  return asked.join(' ');
+  return asked;
 }
 
 /**
@@ -199,7 +189,7 @@ function success(body: Record<string, unknown>): TokenAnswer {
 }
 
 async function clientCredentials(s: Services, p: Params, client: ClientView): Promise<TokenAnswer> {
-  const scope = grantedScope(p, client);
+  const scope = (askedScopes(p, client) ?? client.scopes).join(' ');
   const audiences = grantedAudiences(p, client);
   const m = machines(s);
   const t = await mintAccessToken(m.keys, s.clock, m.issuer, { sub: client.client_id, audiences, clientId: client.client_id, scope, workspace: client.workspace });
@@ -207,8 +197,11 @@ async function clientCredentials(s: Services, p: Params, client: ClientView): Pr
   return success({ access_token: t.token, token_type: 'Bearer', expires_in: t.expiresIn, ...(scope ? { scope } : {}) });
 }
 
-/** Verifies the person's token: one this service minted for a person, or one of the configured OpenID provider. */
-async function verifySubject(s: Services, token: string, type: string): Promise<{ payload: JWTPayload; act?: Actor }> {
+/**
+ * Verifies the person's token: one this service minted for a person (its rights then bound the
+ * new token), or one of the configured OpenID provider that names this service in `aud`.
+ */
+async function verifySubject(s: Services, token: string): Promise<{ payload: JWTPayload; subject: Subject }> {
   let unverified: JWTPayload;
   try {
     unverified = decodeJwt(token);
@@ -220,12 +213,26 @@ async function verifySubject(s: Services, token: string, type: string): Promise<
   try {
     if (unverified.iss === m.issuer) {
       const payload = await verifyOwnToken(m.keys, s.clock, m.issuer, token);
-      if (!payload.act) throw new OAuthError('invalid_grant', 'subject_token is a client\'s own token; token exchange acts for a person');
-      return { payload, act: payload.act as Actor };
+      if (payload.act === undefined) throw new OAuthError('invalid_grant', 'subject_token is a client\'s own token; token exchange acts for a person');
+      const act = readAct(payload.act);
+      if (!act || typeof payload.client_id !== 'string') throw new OAuthError('invalid_grant', 'subject_token has a malformed act or client_id claim');
+      const aud = payload.aud === undefined ? [] : [payload.aud].flat();
+      return {
+        payload,
+        subject: {
+          exp: payload.exp!,
+          issuedHere: {
+            clientId: payload.client_id, audiences: aud, act,
+            scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter((x) => x !== '') : [],
+            workspace: typeof payload.workspace === 'string' ? payload.workspace : null,
+          },
+        },
+      };
     }
     if (oidc.issuer_url && unverified.iss === oidc.issuer_url) {
-      const payload = await m.provider.verify(token, { issuer: oidc.issuer_url, clientId: oidc.client_id, kind: type === TOKEN_TYPE_ID ? 'id_token' : 'access_token' });
-      return { payload };
+      const audiences = s.config.idp.subject_token_audiences.length ? s.config.idp.subject_token_audiences : [oidc.client_id];
+      const payload = await m.provider.verify(token, { issuer: oidc.issuer_url, audiences });
+      return { payload, subject: { exp: payload.exp! } };
     }
   } catch (err) {
     if (err instanceof OAuthError) throw err;
@@ -260,17 +267,19 @@ async function tokenExchange(s: Services, p: Params, client: ClientView): Promis
   if (single(p, 'actor_token') !== undefined || single(p, 'actor_token_type') !== undefined) {
     throw new OAuthError('invalid_request', 'actor_token is not supported: the authenticated client is the actor');
   }
-  const scope = grantedScope(p, client);
-  const audiences = grantedAudiences(p, client);
-  const { payload, act } = await verifySubject(s, subjectToken, subjectType);
+  const asked = { scopes: askedScopes(p, client), audiences: grantedAudiences(p, client) };
+  const { payload, subject } = await verifySubject(s, subjectToken);
+  const now = Math.floor(s.clock.now().getTime() / 1000);
+  const grant = delegatedGrant(subject, { clientId: client.client_id, scopes: client.scopes, workspace: client.workspace }, asked, now, ACCESS_TOKEN_TTL_SECS);
   const extra: Record<string, string> = {};
   for (const c of PERSON_CLAIMS) if (typeof payload[c] === 'string') extra[c] = payload[c] as string;
   const m = machines(s);
+  const scope = grant.scopes.join(' ');
   const t = await mintAccessToken(m.keys, s.clock, m.issuer, {
-    sub: payload.sub!, audiences, clientId: client.client_id, scope, workspace: client.workspace,
-    act: act ? { sub: client.client_id, act } : { sub: client.client_id }, extra,
+    sub: payload.sub!, audiences: grant.audiences, clientId: client.client_id, scope, workspace: grant.workspace,
+    act: grant.act, exp: grant.exp, extra,
   });
-  s.logging.module('svc::idp').info({ grant: 'token_exchange', client_id: client.client_id, sub: payload.sub, subject_iss: payload.iss, aud: audiences, jti: t.jti, kid: t.kid }, 'token issued');
+  s.logging.module('svc::idp').info({ grant: 'token_exchange', client_id: client.client_id, sub: payload.sub, subject_iss: payload.iss, aud: grant.audiences, jti: t.jti, kid: t.kid }, 'token issued');
   return success({
     access_token: t.token, issued_token_type: TOKEN_TYPE_ACCESS, token_type: 'Bearer', expires_in: t.expiresIn,
     ...(scope ? { scope } : {}),

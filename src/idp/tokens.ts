@@ -6,15 +6,16 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
 import { ACCESS_TOKEN_TTL_SECS, type SigningKeys } from './keys.js';
-
-export interface Actor { sub: string; act?: Actor }
+import type { ActClaim } from './exchange.js';
 
 export interface MintInput {
   sub: string;
   audiences: string[];
   clientId: string;
   scope: string;
-  act?: Actor;
+  act?: ActClaim;
+  /** `exp` in seconds since the epoch when earlier than iat + ACCESS_TOKEN_TTL_SECS (a delegated token never outlives its subject). */
+  exp?: number;
   workspace?: string | null;
   /** Person claims carried over from a subject token (email, name, preferred_username). */
   extra?: Record<string, string>;
@@ -25,6 +26,7 @@ export interface Minted { token: string; expiresIn: number; jti: string; kid: st
 export async function mintAccessToken(keys: SigningKeys, clock: Clock, issuer: string, input: MintInput): Promise<Minted> {
   const { kid, alg, key } = await keys.active();
   const iat = Math.floor(clock.now().getTime() / 1000);
+  const exp = Math.min(iat + ACCESS_TOKEN_TTL_SECS, input.exp ?? Infinity);
   const jti = randomUUID();
   const claims: JWTPayload & Record<string, unknown> = {
     ...(input.extra ?? {}),
@@ -40,10 +42,10 @@ export async function mintAccessToken(keys: SigningKeys, clock: Clock, issuer: s
     .setSubject(input.sub)
     .setAudience(input.audiences.length === 1 ? input.audiences[0] : input.audiences)
     .setIssuedAt(iat)
-    .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECS)
+    .setExpirationTime(exp)
     .setJti(jti)
     .sign(key);
-  return { token, expiresIn: ACCESS_TOKEN_TTL_SECS, jti, kid };
+  return { token, expiresIn: exp - iat, jti, kid };
 }
 
 /**

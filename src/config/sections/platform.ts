@@ -67,6 +67,10 @@ export const idp = section('the service\'s own machine identity provider', {
   issuer: optStr(
     '`iss` of all minted tokens and of discovery; unset falls back to `catalog.public_url`; trailing slash trimmed; must be resolvable from outside the cluster; changing it strands already provisioned engines that compare the old issuer exactly',
   ),
+  subject_token_audiences: strList(
+    [],
+    'token exchange: a token of the OpenID provider (`oidc.issuer_url`) is exchanged at `POST /oauth/token` only when its `aud` names one of these (this service\'s clients at the provider); empty means `[oidc.client_id]`',
+  ),
 });
 
 export const security = section('cookie encryption', {
