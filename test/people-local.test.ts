@@ -110,6 +110,47 @@ describe('local sign-in', () => {
   });
 });
 
+describe('login CSRF', () => {
+  const login = (headers: Record<string, string>, payload: string) =>
+    t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { host: 'svc.example.test', 'x-forwarded-for': '198.51.100.60', ...headers }, payload });
+  const form = new URLSearchParams({ email: ADMIN.email, password: ADMIN.password }).toString();
+  const json = JSON.stringify({ email: ADMIN.email, password: ADMIN.password });
+  const refused = (res: { statusCode: number; headers: Record<string, unknown>; json(): { error: string; message: string } }, why: RegExp) => {
+    assert.equal(res.statusCode, 403);
+    assert.equal(res.json().error, 'forbidden');
+    assert.match(res.json().message, why);
+    assert.equal(res.headers['set-cookie'], undefined, 'no session');
+  };
+
+  test('a cross-site form post is refused: by Sec-Fetch-Site, by Origin, and without either', async () => {
+    const ct = { 'content-type': 'application/x-www-form-urlencoded' };
+    refused(await login({ ...ct, 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' }, form), /cross-site/);
+    refused(await login({ ...ct, 'sec-fetch-site': 'same-site', origin: 'https://apps.svc.example.test' }, form), /cross-site/);
+    refused(await login({ ...ct, origin: 'https://evil.example' }, form), /cross-site/);
+    refused(await login({ ...ct, origin: 'null' }, form), /cross-site/);
+    refused(await login(ct, form), /JSON body/);
+    // the text/plain trick (a form whose body looks like JSON) and a JSON body marked cross-site
+    refused(await login({ 'content-type': 'text/plain', 'sec-fetch-site': 'cross-site' }, json), /cross-site/);
+    refused(await login({ 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' }, json), /cross-site/);
+    refused(await login({ 'content-type': 'text/plain' }, json), /JSON body/);
+    // none of these counted as an attempt
+    assert.equal(t.services.loginLimiter.blocked([`email:${ADMIN.email}`]).allowed, true);
+  });
+
+  test('same-origin posts and JSON from scripts sign in', async () => {
+    const ok = async (headers: Record<string, string>, payload: string) => {
+      const res = await login(headers, payload);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(([] as string[]).concat(res.headers['set-cookie'] as string[]).some((c) => c.startsWith('svc_session=')));
+    };
+    await ok({ 'content-type': 'application/json', 'sec-fetch-site': 'same-origin', origin: 'https://svc.example.test' }, json);
+    await ok({ 'content-type': 'application/x-www-form-urlencoded', origin: 'https://svc.example.test' }, form);
+    await ok({ 'content-type': 'application/x-www-form-urlencoded', origin: 'https://svc.example.test', host: 'svc:8080', 'x-forwarded-host': 'svc.example.test' }, form);
+    await ok({ 'content-type': 'application/json; charset=utf-8' }, json);
+    t.clock.advance(301_000);
+  });
+});
+
 describe('sessions', () => {
   test('idle expiry after idle_ttl_minutes without a request; activity keeps it alive', async () => {
     const b = new Browser(t, '198.51.100.10');

@@ -7,7 +7,8 @@ import { clearSessionCookies, requireUser, setSessionCookies } from '../plugins/
 import { boundedKey, clientAddress } from '../../auth/rate-limit.js';
 import { findUserByEmail, publicUser } from '../../identity/users.js';
 import { verifyPassword, hashPassword } from '../../identity/passwords.js';
-import { DomainError, unauthorized } from '../../errors.js';
+import { DomainError, forbidden, unauthorized } from '../../errors.js';
+import { loginRequestRefusal } from '../../auth/login-origin.js';
 import { errorSchema, userSchema } from '../schemas.js';
 
 // Verified when the email is unknown, so both answers take the same time (no user enumeration).
@@ -31,10 +32,15 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/api/auth/login', {
       config: { csrf: false },
+      // Login CSRF, decided on the headers before the body is read: refused before it counts as an attempt.
+      onRequest: async (req) => {
+        const refusal = loginRequestRefusal(req.headers);
+        if (refusal) throw forbidden(refusal);
+      },
       schema: {
-        tags: ['auth'], summary: 'Local sign-in with email and password (rate limited)',
+        tags: ['auth'], summary: 'Local sign-in with email and password (rate limited; a JSON body, or a form posted from this origin)',
         body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
-        response: { 200: z.object({ user: userSchema }), 401: errorSchema, 429: errorSchema },
+        response: { 200: z.object({ user: userSchema }), 401: errorSchema, 403: errorSchema, 429: errorSchema },
       },
     }, async (req, reply) => {
       const s = ctx.services();
