@@ -151,6 +151,32 @@ describe('login CSRF', () => {
   });
 });
 
+describe('__Host- cookie names', () => {
+  test('configured __Host- names get Secure, Path=/ and no Domain even without session.secure, and sessions and CSRF work with them', async () => {
+    const app = await startTestApp({ SVC_SESSION__COOKIE_NAME: '__Host-svc_session', SVC_CSRF__COOKIE_NAME: '__Host-svc_csrf' });
+    try {
+      await initAdministrator(app.services.db, { email: ADMIN.email, password: ADMIN.password, force: false });
+      const b = new Browser(app, '198.51.100.70');
+      const res = await b.login(ADMIN.email, ADMIN.password);
+      assert.equal(res.statusCode, 200, res.body);
+      for (const name of ['__Host-svc_session', '__Host-svc_csrf']) {
+        const c = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((x) => x.startsWith(`${name}=`));
+        assert.ok(c, name);
+        assert.match(c, /; Secure/);
+        assert.match(c, /; Path=\/(;|$)/);
+        assert.doesNotMatch(c, /Domain=/i);
+      }
+      assert.equal((await b.get('/api/me')).statusCode, 200);
+      assert.equal((await b.post('/api/groups', { name: 'prefixed' }, { csrf: false })).statusCode, 403);
+      assert.equal((await b.post('/api/groups', { name: 'prefixed' })).statusCode, 201);
+      assert.equal((await b.post('/api/auth/logout')).statusCode, 204);
+      assert.equal((await b.get('/api/me')).statusCode, 401);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('sessions', () => {
   test('idle expiry after idle_ttl_minutes without a request; activity keeps it alive', async () => {
     const b = new Browser(t, '198.51.100.10');

@@ -6,8 +6,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { decodeBase64Strict } from '../config/checks.js';
 
-export const STATE_COOKIE_NAME = 'svc_oidc';
-export const STATE_COOKIE_PATH = '/api/auth/oidc';
 export const STATE_COOKIE_MAX_AGE_SECS = 600;
 
 const VERSION = 1;

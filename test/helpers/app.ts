@@ -20,6 +20,8 @@ export interface TestApp {
   clock: ManualClock;
   db: TestDatabase;
   config: Config;
+  /** What the app logged so far (at the level of SVC_LOG__FILTER, `error` unless the test sets it). */
+  logs(): string;
   close(): Promise<void>;
 }
 
@@ -33,7 +35,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   startupChecks(config);
   const clock = new ManualClock(Date.parse('2026-06-01T12:00:00Z'));
   const sink = new PassThrough();
-  sink.resume();
+  let logged = '';
+  sink.on('data', (d: Buffer) => { if (logged.length < 8_000_000) logged += d.toString(); });
   // Every test app has its own BullMQ key prefix, so suites share one Redis without meeting.
   const queuePrefix = `svc-t-${randomBytes(4).toString('hex')}`;
   const services = createServices(config, { clock, queuePrefix, logging: createLogging({ filter: config.log.filter, json: true }, sink) });
@@ -42,6 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   await app.ready();
   return {
     app, services, clock, db, config,
+    logs: () => logged,
     async close() {
       await app.close();
       for (const q of services.queues.all()) await q.obliterate({ force: true }).catch(() => {});

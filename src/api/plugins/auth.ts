@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHook
 import '@fastify/cookie';
 import type { AppContext } from '../context.js';
 import { csrfMatches } from '../../auth/sessions.js';
+import { secureFlag } from '../../auth/cookies.js';
 import { allows, type AccessSnapshot, type Requirement } from '../../access/access.js';
 import { DomainError, forbidden, notFound, unauthorized } from '../../errors.js';
 import type { Config } from '../../config/index.js';
@@ -87,14 +88,15 @@ export function guard(ctx: AppContext, need: (req: FastifyRequest) => Requiremen
   };
 }
 
-/** Cookie attributes of the session, CSRF and OIDC state cookies. */
-export function cookieOptions(cfg: Config, kind: 'session' | 'csrf' | 'oidc') {
+/** Cookie attributes of the session and CSRF cookies (Secure also when the name demands it: src/auth/cookies.ts). */
+export function cookieOptions(cfg: Config, kind: 'session' | 'csrf') {
+  const name = kind === 'session' ? cfg.session.cookie_name : cfg.csrf.cookie_name;
   return {
     path: '/',
     sameSite: 'lax' as const,
-    // The CSRF cookie is read by the page's script to echo it in the header; the others never are.
+    // The CSRF cookie is read by the page's script to echo it in the header; the session cookie never is.
     httpOnly: kind !== 'csrf',
-    secure: cfg.session.secure,
+    secure: secureFlag(name, cfg.session.secure),
   };
 }
 

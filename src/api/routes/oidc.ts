@@ -12,8 +12,9 @@ import { errorSchema } from '../schemas.js';
 import { clientAddress } from '../../auth/rate-limit.js';
 import { LogoutTokenError, OidcClient, SignInError } from '../../auth/oidc.js';
 import {
-  STATE_COOKIE_MAX_AGE_SECS, STATE_COOKIE_NAME, STATE_COOKIE_PATH, openState, sameString, sealState, stateCookieKey,
+  STATE_COOKIE_MAX_AGE_SECS, openState, sameString, sealState, stateCookieKey,
 } from '../../auth/state-cookie.js';
+import { stateCookie } from '../../auth/cookies.js';
 import {
   SsoAccountConflict, SsoClaimsError, profileFromClaims, recordSessionSid, revokeSessionsBySid, syncSsoUser,
 } from '../../identity/sso.js';
@@ -58,14 +59,16 @@ export function oidcRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         createdAt: s.clock.now().getTime(),
         returnTo: safeReturnPath(req.query.return_to) ?? cfg.oidc.post_login_redirect,
       });
-      reply.setCookie(STATE_COOKIE_NAME, sealed, { ...stateCookieOptions(cfg), maxAge: STATE_COOKIE_MAX_AGE_SECS });
+      reply.setCookie(stateCookie(cfg.session.secure).name, sealed, { ...stateCookieOptions(cfg), maxAge: STATE_COOKIE_MAX_AGE_SECS });
       reply.header('cache-control', 'no-store');
       return reply.redirect(request.url.href, 302);
     });
 
     app.get('/api/auth/oidc/callback', {
-      // The query carries the authorization code: keep the request line out of the info log.
+      // The query carries the authorization code: keep the request line out of the info log, and
+      // out of every line that names the request (framework errors log `req` with its URL).
       logLevel: 'warn',
+      logSerializers: { req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url.split('?', 1)[0] }) },
       // Whatever the provider sends, the person gets the failure page, never a JSON 400.
       attachValidation: true,
       schema: {
@@ -82,8 +85,9 @@ export function oidcRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const cfg = s.config;
       if (!cfg.oidc.enabled) throw notFound(NOT_ENABLED);
       // One use only: the state cookie is cleared whatever happens next.
-      reply.clearCookie(STATE_COOKIE_NAME, stateCookieOptions(cfg));
-      const opened = openState(stateKey(cfg), req.cookies?.[STATE_COOKIE_NAME], s.clock.now().getTime());
+      const cookieName = stateCookie(cfg.session.secure).name;
+      reply.clearCookie(cookieName, stateCookieOptions(cfg));
+      const opened = openState(stateKey(cfg), req.cookies?.[cookieName], s.clock.now().getTime());
       if (!opened.ok) {
         log().warn({ reason: `state cookie ${opened.reason}` }, 'single sign-on failed');
         return failure(reply, cfg, new SignInError('invalid_response', 400, START_AGAIN));
@@ -119,7 +123,7 @@ export function oidcRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         setSessionCookies(reply, cfg, session);
         reply.header('cache-control', 'no-store');
         reply.header('referrer-policy', 'no-referrer');
-        return reply.redirect(remembered.returnTo, 302);
+        return reply.redirect(landing(cfg, remembered.returnTo), 302);
       } catch (err) {
         return failure(reply, cfg, asSignInError(err, log()));
       }
@@ -164,16 +168,35 @@ export function oidcRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   };
 }
 
-/** The state cookie: HttpOnly, SameSite=Lax, only sent to the sign-in routes, Secure per session.secure. */
+/** The state cookie: HttpOnly, SameSite=Lax; Secure and `__Host-` (Path=/) with session.secure, else only sent to the sign-in routes. */
 function stateCookieOptions(cfg: Config) {
-  return { path: STATE_COOKIE_PATH, httpOnly: true, sameSite: 'lax' as const, secure: cfg.session.secure };
+  return { path: stateCookie(cfg.session.secure).path, httpOnly: true, sameSite: 'lax' as const, secure: cfg.session.secure };
 }
 
-/** A path on this origin (`/...`, not `//host` or `/\host`), or undefined. */
+/**
+ * A path on this origin (`/...`, not `//host` or `/\host`), with every non-ASCII character
+ * percent-encoded as UTF-8 (a Location header carries bytes, so `/café` becomes `/caf%C3%A9`), or
+ * undefined: control characters, whitespace, a backslash, a lone surrogate, over 2048 characters.
+ */
 export function safeReturnPath(v: string | undefined): string | undefined {
   if (!v || v.length > 2048) return undefined;
-  if (!v.startsWith('/') || v.startsWith('//') || /[\\\u0000-\u001f\u007f\s]/.test(v)) return undefined;
-  return v;
+  if (!v.startsWith('/') || v.startsWith('//') || /[\\\u0000-\u001f\u007f-\u009f\s]/.test(v)) return undefined;
+  const encoded = asciiUrl(v);
+  return encoded && encoded.length <= 6144 ? encoded : undefined;
+}
+
+/** Non-ASCII characters percent-encoded as UTF-8; undefined for a string that is not well-formed Unicode. */
+function asciiUrl(v: string): string | undefined {
+  try {
+    return v.replace(/[^\x00-\x7f]+/g, (run) => encodeURIComponent(run));
+  } catch {
+    return undefined; // a lone surrogate
+  }
+}
+
+/** Where the browser goes after sign-in: the remembered path, checked again, else oidc.post_login_redirect. */
+function landing(cfg: Config, remembered: string): string {
+  return safeReturnPath(remembered) ?? asciiUrl(cfg.oidc.post_login_redirect) ?? '/';
 }
 
 function asSignInError(err: unknown, log: Logger): SignInError {
@@ -190,7 +213,7 @@ function asSignInError(err: unknown, log: Logger): SignInError {
 
 function failure(reply: FastifyReply, cfg: Config, e: SignInError): FastifyReply {
   if (e.detail) reply.request.log.warn({ reason: e.reason, detail: e.detail }, 'single sign-on failed');
-  reply.clearCookie(STATE_COOKIE_NAME, stateCookieOptions(cfg));
+  reply.clearCookie(stateCookie(cfg.session.secure).name, stateCookieOptions(cfg));
   return reply.status(e.status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
