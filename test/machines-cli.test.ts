@@ -79,7 +79,7 @@ describe('svc client', () => {
     assert.equal(list.code, 0, list.stderr);
     const line = list.stdout.split('\n').find((l) => l.startsWith(id));
     assert.ok(line, list.stdout);
-    assert.match(line, /spark jobs\s+svc-catalog\s+client_credentials,token_exchange\s+-\s+\d{4}-/);
+    assert.match(line, /spark jobs\s+svc-catalog\s+client_credentials,token_exchange\s+-\s+ES256\s+\d{4}-/);
     assert.ok(!list.stdout.includes(secret));
 
     const rotated = await runSvc(['client', 'rotate', id], { env });
@@ -113,21 +113,28 @@ describe('svc client', () => {
 });
 
 describe('svc idp rotate-key', () => {
-  test('creates a new key and retires the old one, which stays published; the app signs with the new key', async () => {
-    const keysBefore = (await app.inject('/.well-known/jwks.json')).json().keys as Array<{ kid: string }>;
-    assert.equal(keysBefore.length, 1);
+  test('creates new ES256 and RS256 keys and retires the old ones, which stay published; the app signs with the new keys', async () => {
+    const keysBefore = (await app.inject('/.well-known/jwks.json')).json().keys as Array<{ kid: string; alg: string }>;
+    assert.deepEqual(keysBefore.map((k) => k.alg).sort(), ['ES256', 'RS256']);
     const r = await runSvc(['idp', 'rotate-key'], { env });
     assert.equal(r.code, 0, r.stderr);
-    const kid = /^kid: (\S+)$/m.exec(r.stdout)?.[1];
-    assert.ok(kid, r.stdout);
-    assert.match(r.stdout, new RegExp(`^retired: ${keysBefore[0].kid} \\(published until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\)$`, 'm'));
+    const kid = /^kid: (\S+) \(ES256\)$/m.exec(r.stdout)?.[1];
+    const rsKid = /^kid: (\S+) \(RS256\)$/m.exec(r.stdout)?.[1];
+    assert.ok(kid && rsKid, r.stdout);
+    for (const old of keysBefore) {
+      assert.match(r.stdout, new RegExp(`^retired: ${old.kid} \\(${old.alg}, published until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\)$`, 'm'));
+    }
+    assert.equal(r.stdout.trim().split('\n').length, 4);
     assert.match(r.stderr, /secrets\.master_key is not set/);
     const { machines } = await import('../src/idp/state.js');
     machines(services).keys.forget(); // this replica's cache, as after KEY_CACHE_MS
     const kids = ((await app.inject('/.well-known/jwks.json')).json().keys as Array<{ kid: string }>).map((k) => k.kid).sort();
-    assert.deepEqual(kids, [keysBefore[0].kid, kid].sort());
+    assert.deepEqual(kids, [...keysBefore.map((k) => k.kid), kid, rsKid].sort());
     const { id, secret } = parseCredentials((await runSvc(['client', 'add', '--name', 'k', '--audience', 'a'], { env })).stdout);
     const res = await token(id, secret);
     assert.equal(decodeProtectedHeader(res.json().access_token).kid, kid);
+    const rs = parseCredentials((await runSvc(['client', 'add', '--name', 'legacy', '--audience', 'a', '--signing-alg', 'RS256'], { env })).stdout);
+    const rsToken = (await token(rs.id, rs.secret)).json().access_token;
+    assert.deepEqual([decodeProtectedHeader(rsToken).alg, decodeProtectedHeader(rsToken).kid], ['RS256', rsKid]);
   });
 });

@@ -15,7 +15,7 @@ import { freePort } from './helpers/net.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { createClient, CLI_ACTOR, GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE } from '../src/idp/clients.js';
 import { machines } from '../src/idp/state.js';
-import { rotateSigningKey, ACCESS_TOKEN_TTL_SECS, RETIRED_KEY_GRACE_SECS, KEY_CACHE_MS } from '../src/idp/keys.js';
+import { rotateSigningKeys, ensureActiveKeys, ACCESS_TOKEN_TTL_SECS, RETIRED_KEY_GRACE_SECS, KEY_CACHE_MS } from '../src/idp/keys.js';
 import { mintAccessToken } from '../src/idp/tokens.js';
 import { query } from './helpers/db.js';
 
@@ -110,30 +110,96 @@ after(async () => { await t.close(); await provider.stop(); });
 // Fresh rate-limit windows (and verified-secret memory) for every test.
 beforeEach(() => { t.clock.advance(61_000); });
 
+/** The fields OpenID Connect Discovery 1.0 section 3 (or RFC 8414 section 2) requires, with the values they must have. */
+function assertMetadata(doc: Record<string, unknown>, kind: 'oidc' | 'oauth2') {
+  const required = kind === 'oidc'
+    ? ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri', 'response_types_supported', 'subject_types_supported', 'id_token_signing_alg_values_supported']
+    : ['issuer', 'token_endpoint', 'jwks_uri', 'response_types_supported'];
+  for (const f of required) assert.ok(doc[f] !== undefined, `${kind}: ${f} is required`);
+  for (const f of ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
+    if (doc[f] !== undefined) assert.equal(new URL(doc[f] as string).protocol, 'http:', `${kind}: ${f} is a URL`);
+  }
+  assert.ok(Array.isArray(doc.response_types_supported) && (doc.response_types_supported as unknown[]).length > 0);
+  if (kind === 'oidc') assert.ok((doc.id_token_signing_alg_values_supported as string[]).includes('RS256'), 'OpenID Connect requires RS256');
+}
+
 describe('discovery and key set', () => {
-  test('the discovery document names the issuer (trailing slash trimmed), endpoints, grants, auth methods and algorithms', async () => {
+  test('the OpenID Connect document names the issuer (trailing slash trimmed), endpoints, grants, auth methods and algorithms, and every field OpenID Connect Discovery requires', async () => {
     const res = await t.app.inject('/.well-known/openid-configuration');
     assert.equal(res.statusCode, 200);
     const doc = res.json();
+    assertMetadata(doc, 'oidc');
     assert.equal(doc.issuer, issuer);
     assert.equal(doc.token_endpoint, `${issuer}/oauth/token`);
+    assert.equal(doc.authorization_endpoint, `${issuer}/oauth/authorize`);
     assert.equal(doc.jwks_uri, `${issuer}/.well-known/jwks.json`);
     assert.deepEqual(doc.grant_types_supported, ['client_credentials', EXCHANGE]);
     assert.deepEqual(doc.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post']);
-    assert.deepEqual(doc.id_token_signing_alg_values_supported, ['ES256']);
-    assert.deepEqual((await t.app.inject('/.well-known/oauth-authorization-server')).json(), doc);
+    assert.deepEqual(doc.id_token_signing_alg_values_supported, ['RS256', 'ES256']);
+    assert.deepEqual(doc.access_token_signing_alg_values_supported, ['ES256', 'RS256']);
   });
 
-  test('the key set publishes the active public key only (no private parts); a key was generated at start', async () => {
+  test('RFC 8414 metadata at /.well-known/oauth-authorization-server: the same server without the OpenID Connect fields', async () => {
+    const oidc = (await t.app.inject('/.well-known/openid-configuration')).json();
+    const res = await t.app.inject('/.well-known/oauth-authorization-server');
+    assert.equal(res.statusCode, 200);
+    const doc = res.json();
+    assertMetadata(doc, 'oauth2');
+    for (const [k, v] of Object.entries(doc)) assert.deepEqual(v, oidc[k], k);
+    assert.equal(doc.id_token_signing_alg_values_supported, undefined);
+    assert.equal(doc.subject_types_supported, undefined);
+  });
+
+  test('openid-client discovers the provider through either document and gets tokens through each', async () => {
+    const c = await newClient();
+    for (const algorithm of ['oidc', 'oauth2'] as const) {
+      const config = await client.discovery(new URL(issuer), c.client_id, undefined, client.ClientSecretBasic(c.client_secret), { algorithm, execute: [client.allowInsecureRequests] });
+      assert.equal(config.serverMetadata().token_endpoint, `${issuer}/oauth/token`, algorithm);
+      const tokens = await client.clientCredentialsGrant(config);
+      assert.equal((await verifyViaDiscovery(tokens.access_token, 'svc-catalog')).payload.sub, c.client_id);
+    }
+  });
+
+  test('the authorization endpoint refuses every request without redirecting (no client may use it)', async () => {
+    for (const method of ['GET', 'POST'] as const) {
+      const res = await t.app.inject({ method, url: '/oauth/authorize?response_type=code&client_id=x&redirect_uri=https%3A%2F%2Fevil.example%2F' });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.headers.location, undefined);
+      assert.equal(res.json().error, 'unauthorized_client');
+    }
+  });
+
+  test('the key set publishes an ES256 and an RS256 public key (no private parts); both were generated at start', async () => {
     const { keys } = (await t.app.inject('/.well-known/jwks.json')).json() as { keys: Array<Record<string, string>> };
-    assert.equal(keys.length, 1);
-    assert.equal(keys[0].kty, 'EC');
-    assert.equal(keys[0].crv, 'P-256');
-    assert.equal(keys[0].alg, 'ES256');
-    assert.equal(keys[0].use, 'sig');
-    assert.equal(keys[0].d, undefined);
-    const rows = await query<{ kid: string; retired_at: Date | null }>(t.db.url, 'SELECT kid, retired_at FROM idp_signing_keys');
-    assert.deepEqual(rows.map((r) => [r.kid, r.retired_at]), [[keys[0].kid, null]]);
+    assert.deepEqual(keys.map((k) => k.alg).sort(), ['ES256', 'RS256']);
+    const ec = keys.find((k) => k.alg === 'ES256')!;
+    const rsa = keys.find((k) => k.alg === 'RS256')!;
+    assert.equal(ec.kty, 'EC');
+    assert.equal(ec.crv, 'P-256');
+    assert.equal(rsa.kty, 'RSA');
+    assert.equal(Buffer.from(rsa.n, 'base64url').length * 8, 2048);
+    for (const k of keys) {
+      assert.equal(k.use, 'sig');
+      for (const priv of ['d', 'p', 'q', 'dp', 'dq', 'qi']) assert.equal(k[priv], undefined, priv);
+    }
+    const rows = await query<{ kid: string; retired_at: Date | null }>(t.db.url, 'SELECT kid, retired_at FROM idp_signing_keys ORDER BY kid');
+    assert.deepEqual(rows.map((r) => [r.kid, r.retired_at]), keys.map((k) => [k.kid, null]).sort());
+  });
+
+  test('a client with token_signing_alg RS256 gets RS256 tokens that jose verifies through discovery; others get ES256', async () => {
+    const created = await (await adminBrowser()).post('/api/clients', { name: 'legacy engine', audiences: ['engine-rs'], token_signing_alg: 'RS256' });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.json().token_signing_alg, 'RS256');
+    const config = await discover(created.json().client_id, created.json().client_secret);
+    const tokens = await client.clientCredentialsGrant(config);
+    const { protectedHeader, payload } = await verifyViaDiscovery(tokens.access_token, 'engine-rs');
+    assert.equal(protectedHeader.alg, 'RS256');
+    assert.equal(payload.sub, created.json().client_id);
+    const doc = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json() as { jwks_uri: string };
+    await jwtVerify(tokens.access_token, createRemoteJWKSet(new URL(doc.jwks_uri)), { algorithms: ['RS256'], currentDate: t.clock.now() });
+    const es = await newClient();
+    assert.equal(decodeProtectedHeader((await client.clientCredentialsGrant(await discover(es.client_id, es.client_secret))).access_token).alg, 'ES256');
+    assert.equal((await (await adminBrowser()).post('/api/clients', { name: 'x', audiences: ['a'], token_signing_alg: 'HS256' })).statusCode, 400);
   });
 });
 
@@ -487,38 +553,38 @@ describe('rate limit (rate_limit.token_*: 60 per 60 s, 60 s lockout)', () => {
 });
 
 describe('key rotation', () => {
-  test('a new key signs after rotation (picked up within the cache time); the old key stays published until its tokens expired', async () => {
-    const c = await newClient();
-    const get = async () => (await tokenRequest({ grant_type: 'client_credentials' }, { basic: [c.client_id, c.client_secret] })).json().access_token as string;
-    const before = await get();
-    const oldKid = decodeProtectedHeader(before).kid!;
+  test('new keys sign after rotation (picked up within the cache time); the old keys stay published until their tokens expired', async () => {
+    const es = await newClient();
+    const rs = await createClient(t.services.db, CLI_ACTOR, { name: 'rs', audiences: ['svc-catalog'], token_signing_alg: 'RS256' });
+    const get = async (c: { client_id: string; client_secret: string }) => (await tokenRequest({ grant_type: 'client_credentials' }, { basic: [c.client_id, c.client_secret] })).json().access_token as string;
+    const before = [await get(es), await get(rs)];
+    const oldKids = before.map((tk) => decodeProtectedHeader(tk).kid!);
     // Rotation by another process (`svc idp rotate-key` writes the table).
-    const r = await rotateSigningKey(t.services.db, machines(t.services).sealer, t.clock.now());
-    assert.equal(r.retired?.kid, oldKid);
+    const r = await rotateSigningKeys(t.services.db, machines(t.services).sealer, t.clock.now());
+    assert.deepEqual(r.retired.map((x) => [x.alg, x.kid]), [['ES256', oldKids[0]], ['RS256', oldKids[1]]]);
+    assert.deepEqual(r.created.map((x) => x.alg), ['ES256', 'RS256']);
     t.clock.advance(KEY_CACHE_MS + 1_000);
-    const afterRotation = await get();
-    assert.equal(decodeProtectedHeader(afterRotation).kid, r.kid);
+    const after = [await get(es), await get(rs)];
+    assert.deepEqual(after.map((tk) => decodeProtectedHeader(tk).kid), r.created.map((x) => x.kid));
     const kids = async () => ((await t.app.inject('/.well-known/jwks.json')).json().keys as Array<{ kid: string }>).map((k) => k.kid).sort();
-    assert.deepEqual(await kids(), [oldKid, r.kid].sort());
-    // Both verify through discovery and the published key set.
-    assert.equal((await verifyViaDiscovery(before, 'svc-catalog')).protectedHeader.kid, oldKid);
-    assert.equal((await verifyViaDiscovery(afterRotation, 'svc-catalog')).protectedHeader.kid, r.kid);
+    assert.deepEqual(await kids(), [...oldKids, ...r.created.map((x) => x.kid)].sort());
+    // All verify through discovery and the published key set.
+    for (const tk of [...before, ...after]) assert.equal((await verifyViaDiscovery(tk, 'svc-catalog')).protectedHeader.kid, decodeProtectedHeader(tk).kid);
     // Published until retirement + token lifetime + grace, gone after.
     t.clock.advance((ACCESS_TOKEN_TTL_SECS + RETIRED_KEY_GRACE_SECS) * 1000 - KEY_CACHE_MS - 5_000);
-    assert.deepEqual(await kids(), [oldKid, r.kid].sort());
+    assert.equal((await kids()).length, 4);
     t.clock.advance(10_000);
-    assert.deepEqual(await kids(), [r.kid]);
+    assert.deepEqual(await kids(), r.created.map((x) => x.kid).sort());
   });
 
-  test('two replicas creating the first key at once end up with one active key', async () => {
+  test('two replicas creating the first keys at once end up with one active key per algorithm', async () => {
     const t2 = await startTestApp();
     try {
       await query(t2.db.url, 'DELETE FROM idp_signing_keys');
-      const { ensureActiveKey } = await import('../src/idp/keys.js');
-      const created = await Promise.all(Array.from({ length: 5 }, () => ensureActiveKey(t2.services.db, machines(t2.services).sealer, new Date())));
-      assert.equal(created.filter((k) => k !== null).length, 1);
-      const rows = await query(t2.db.url, 'SELECT kid FROM idp_signing_keys WHERE retired_at IS NULL');
-      assert.equal(rows.length, 1);
+      const created = await Promise.all(Array.from({ length: 5 }, () => ensureActiveKeys(t2.services.db, machines(t2.services).sealer, new Date())));
+      assert.deepEqual(created.map((k) => k.length).sort(), [0, 0, 0, 0, 2]);
+      const rows = await query<{ alg: string }>(t2.db.url, 'SELECT alg FROM idp_signing_keys WHERE retired_at IS NULL ORDER BY alg');
+      assert.deepEqual(rows.map((r) => r.alg), ['ES256', 'RS256']);
     } finally {
       await t2.close();
     }

@@ -1,6 +1,6 @@
 // `svc client add|list|rotate|delete` and `svc idp rotate-key`: the machine identity provider
 // from the command line. Heavy modules are imported inside the actions.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/index.js';
@@ -25,11 +25,12 @@ export function registerMachineCommands(program: Command): void {
     .option('--scope <scope>', 'a scope the client may ask for (repeatable; none: any scope)', collect, [])
     .option('--workspace <slug>', 'the workspace the client belongs to')
     .option('--token-exchange', 'also allow token exchange (acting for people who present their token)')
-    .action(async (opts: { name: string; audience: string[]; scope: string[]; workspace?: string; tokenExchange?: boolean }) => {
+    .addOption(new Option('--signing-alg <alg>', 'algorithm of the client\'s access tokens').choices(['ES256', 'RS256']).default('ES256'))
+    .action(async (opts: { name: string; audience: string[]; scope: string[]; workspace?: string; tokenExchange?: boolean; signingAlg: string }) => {
       await run(async (db) => {
         const { createClient, CLI_ACTOR, GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE } = await import('../idp/clients.js');
         const c = await createClient(db, CLI_ACTOR, {
-          name: opts.name, audiences: opts.audience, scopes: opts.scope, workspace: opts.workspace ?? null,
+          name: opts.name, audiences: opts.audience, scopes: opts.scope, workspace: opts.workspace ?? null, token_signing_alg: opts.signingAlg,
           grant_types: opts.tokenExchange ? [GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE] : [GRANT_CLIENT_CREDENTIALS],
         });
         process.stdout.write(`client_id: ${c.client_id}\nclient_secret: ${c.client_secret}\n`);
@@ -43,10 +44,10 @@ export function registerMachineCommands(program: Command): void {
         const { listClients } = await import('../idp/clients.js');
         const rows = await listClients(db);
         if (rows.length === 0) { process.stdout.write('no clients\n'); return; }
-        const table = [['CLIENT_ID', 'NAME', 'AUDIENCES', 'GRANTS', 'WORKSPACE', 'CREATED']].concat(rows.map((c) => [
+        const table = [['CLIENT_ID', 'NAME', 'AUDIENCES', 'GRANTS', 'WORKSPACE', 'ALG', 'CREATED']].concat(rows.map((c) => [
           c.client_id, c.name, c.audiences.join(','),
           c.grant_types.map((g) => (g === 'client_credentials' ? 'client_credentials' : 'token_exchange')).join(','),
-          c.workspace ?? '-', c.created_at.toISOString(),
+          c.workspace ?? '-', c.token_signing_alg, c.created_at.toISOString(),
         ]));
         const widths = table[0].map((_, i) => Math.max(...table.map((r) => r[i].length)));
         for (const r of table) process.stdout.write(r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]))).join('  ') + '\n');
@@ -78,14 +79,14 @@ export function registerMachineCommands(program: Command): void {
 
   const idp = program.command('idp').description('the machine identity provider');
   idp.command('rotate-key')
-    .description('create a new signing key and retire the active one (kept in the key set until the tokens it signed have expired)')
+    .description('create new signing keys (ES256 and RS256) and retire the active ones (kept in the key set until the tokens they signed have expired)')
     .action(async () => {
       await run(async (db, cfg) => {
         const { Sealer } = await import('../secrets/seal.js');
-        const { rotateSigningKey } = await import('../idp/keys.js');
-        const r = await rotateSigningKey(db, new Sealer(cfg.secrets.master_key), new Date());
-        process.stdout.write(`kid: ${r.kid}\n`);
-        if (r.retired) process.stdout.write(`retired: ${r.retired.kid} (published until ${r.retired.notAfter.toISOString()})\n`);
+        const { rotateSigningKeys } = await import('../idp/keys.js');
+        const r = await rotateSigningKeys(db, new Sealer(cfg.secrets.master_key), new Date());
+        for (const k of r.created) process.stdout.write(`kid: ${k.kid} (${k.alg})\n`);
+        for (const k of r.retired) process.stdout.write(`retired: ${k.kid} (${k.alg}, published until ${k.notAfter.toISOString()})\n`);
         if (!cfg.secrets.master_key) process.stderr.write('warning: secrets.master_key is not set: the new private key is stored unsealed\n');
       });
     });

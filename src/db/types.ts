@@ -102,6 +102,8 @@ export interface OAuthClientsTable {
   created_by: string | null;
   created_at: CreatedAt;
   secret_rotated_at: Timestamp;
+  /** 'ES256' (default) or 'RS256' (migration 0007). */
+  token_signing_alg: ColumnType<string, string | undefined, string>;
 }
 
 export interface IdpSigningKeysTable {

@@ -6,7 +6,8 @@
 //   endpoint cheap. Comparison is constant time.
 // - Each client has allowed audiences (at least one), optional allowed scopes (none: any
 //   well-formed scope), grant types (client_credentials by default; token exchange is opt-in
-//   because it lets the client act for people) and an optional workspace.
+//   because it lets the client act for people), an optional workspace, and the algorithm its
+//   tokens are signed with (ES256 by default; RS256 for engines whose JWT libraries expect it).
 // - Changes are governance events, recorded in the same transaction.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/index.js';
@@ -14,6 +15,7 @@ import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js'
 import { recordGovernance } from '../audit/governance.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
 import type { Actor } from '../access/actor.js';
+import { DEFAULT_SIGNING_ALG, isSigningAlg, SIGNING_ALGS, type SigningAlg } from './keys.js';
 
 export const GRANT_CLIENT_CREDENTIALS = 'client_credentials';
 export const GRANT_TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -31,6 +33,7 @@ export interface ClientView {
   scopes: string[];
   grant_types: string[];
   workspace: string | null;
+  token_signing_alg: SigningAlg;
   created_at: Date;
   secret_rotated_at: Date;
 }
@@ -41,6 +44,8 @@ export interface ClientInput {
   scopes?: string[];
   grant_types?: string[];
   workspace?: string | null;
+  /** ES256 (default) or RS256. */
+  token_signing_alg?: string;
 }
 
 /** RFC 6749 3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */
@@ -59,7 +64,7 @@ function newClientId(): string {
   return 'svc-' + randomBytes(16).toString('base64url');
 }
 
-function validate(input: ClientInput): { name: string; audiences: string[]; scopes: string[]; grant_types: string[] } {
+function validate(input: ClientInput): { name: string; audiences: string[]; scopes: string[]; grant_types: string[]; token_signing_alg: SigningAlg } {
   const name = input.name.trim();
   if (!name || name.length > 255) throw badRequest('client name must be 1-255 characters');
   const audiences = [...new Set(input.audiences.map((a) => a.trim()))];
@@ -70,22 +75,26 @@ function validate(input: ClientInput): { name: string; audiences: string[]; scop
   const grant_types = [...new Set(input.grant_types ?? [GRANT_CLIENT_CREDENTIALS])];
   if (grant_types.length === 0) throw badRequest('a client needs at least one grant type');
   for (const g of grant_types) if (!(GRANT_TYPES as readonly string[]).includes(g)) throw badRequest(`unsupported grant type ${JSON.stringify(g)}: use ${GRANT_TYPES.join(' or ')}`);
-  return { name, audiences, scopes, grant_types };
+  const alg = input.token_signing_alg ?? DEFAULT_SIGNING_ALG;
+  if (!isSigningAlg(alg)) throw badRequest(`unsupported token signing algorithm ${JSON.stringify(alg)}: use ${SIGNING_ALGS.join(' or ')}`);
+  return { name, audiences, scopes, grant_types, token_signing_alg: alg };
 }
 
 function baseQuery(db: Db) {
   return db.selectFrom('oauth_clients as c').leftJoin('workspaces as w', 'w.id', 'c.workspace_id')
-    .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.created_at', 'c.secret_rotated_at']);
+    .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.token_signing_alg', 'c.created_at', 'c.secret_rotated_at']);
 }
 
-export function listClients(db: Db): Promise<ClientView[]> {
-  return baseQuery(db).orderBy('c.created_at').orderBy('c.client_id').execute();
+const asView = <T extends { token_signing_alg: string }>(c: T) => ({ ...c, token_signing_alg: isSigningAlg(c.token_signing_alg) ? c.token_signing_alg : DEFAULT_SIGNING_ALG });
+
+export async function listClients(db: Db): Promise<ClientView[]> {
+  return (await baseQuery(db).orderBy('c.created_at').orderBy('c.client_id').execute()).map(asView);
 }
 
 export async function getClient(db: Db, clientId: string): Promise<ClientView> {
   const c = await baseQuery(db).where('c.client_id', '=', clientId).executeTakeFirst();
   if (!c) throw notFound(`client does not exist: ${clientId}`);
-  return c;
+  return asView(c);
 }
 
 /** Creates a client; the secret is returned this once. */
@@ -103,7 +112,7 @@ export async function createClient(db: Db, actor: Actor, input: ClientInput): Pr
     try {
       await tx.insertInto('oauth_clients').values({
         client_id: clientId, name: v.name, secret_hash: hashSecret(secret), audiences: v.audiences, scopes: v.scopes,
-        grant_types: v.grant_types, workspace_id: workspaceId, created_by: actor.id,
+        grant_types: v.grant_types, workspace_id: workspaceId, created_by: actor.id, token_signing_alg: v.token_signing_alg,
       }).execute();
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('client id collision; try again');
@@ -112,7 +121,7 @@ export async function createClient(db: Db, actor: Actor, input: ClientInput): Pr
     await recordGovernance(tx, {
       action: 'client.create', actorId: actor.id, actor: actor.email, target: `client:${clientId}`,
       workspace: input.workspace ?? null,
-      details: { name: v.name, audiences: v.audiences, scopes: v.scopes, grant_types: v.grant_types },
+      details: { name: v.name, audiences: v.audiences, scopes: v.scopes, grant_types: v.grant_types, token_signing_alg: v.token_signing_alg },
     });
     return { ...(await getClient(tx, clientId)), client_secret: secret };
   });
@@ -146,12 +155,12 @@ const DUMMY_HASH = hashSecret('svc-no-such-client');
 export async function authenticateClient(db: Db, clientId: string, secret: string): Promise<ClientView | null> {
   const row = clientId.length <= 128
     ? await db.selectFrom('oauth_clients as c').leftJoin('workspaces as w', 'w.id', 'c.workspace_id')
-      .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.created_at', 'c.secret_rotated_at', 'c.secret_hash'])
+      .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.token_signing_alg', 'c.created_at', 'c.secret_rotated_at', 'c.secret_hash'])
       .where('c.client_id', '=', clientId).executeTakeFirst()
     : undefined;
   const presented = hashSecret(secret);
   const ok = timingSafeEqual(presented, row?.secret_hash ?? DUMMY_HASH) && row !== undefined;
   if (!ok || !row) return null;
   const { secret_hash: _h, ...client } = row;
-  return client;
+  return asView(client);
 }

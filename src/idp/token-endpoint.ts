@@ -192,7 +192,7 @@ async function clientCredentials(s: Services, p: Params, client: ClientView): Pr
   const scope = (askedScopes(p, client) ?? client.scopes).join(' ');
   const audiences = grantedAudiences(p, client);
   const m = machines(s);
-  const t = await mintAccessToken(m.keys, s.clock, m.issuer, { sub: client.client_id, audiences, clientId: client.client_id, scope, workspace: client.workspace });
+  const t = await mintAccessToken(m.keys, s.clock, m.issuer, { sub: client.client_id, audiences, clientId: client.client_id, scope, workspace: client.workspace, alg: client.token_signing_alg });
   s.logging.module('svc::idp').info({ grant: 'client_credentials', client_id: client.client_id, aud: audiences, jti: t.jti, kid: t.kid }, 'token issued');
   return success({ access_token: t.token, token_type: 'Bearer', expires_in: t.expiresIn, ...(scope ? { scope } : {}) });
 }
@@ -277,7 +277,7 @@ async function tokenExchange(s: Services, p: Params, client: ClientView): Promis
   const scope = grant.scopes.join(' ');
   const t = await mintAccessToken(m.keys, s.clock, m.issuer, {
     sub: payload.sub!, audiences: grant.audiences, clientId: client.client_id, scope, workspace: grant.workspace,
-    act: grant.act, exp: grant.exp, extra,
+    act: grant.act, exp: grant.exp, extra, alg: client.token_signing_alg,
   });
   s.logging.module('svc::idp').info({ grant: 'token_exchange', client_id: client.client_id, sub: payload.sub, subject_iss: payload.iss, aud: grant.audiences, jti: t.jti, kid: t.kid }, 'token issued');
   return success({

@@ -7,6 +7,7 @@ import { guard } from '../../plugins/auth.js';
 import { actorOf } from '../admin.js';
 import { apiErrors } from '../../schemas.js';
 import { createClient, deleteClient, GRANT_TYPES, listClients, rotateClientSecret, type ClientView } from '../../../idp/clients.js';
+import { SIGNING_ALGS } from '../../../idp/keys.js';
 
 const clientSchema = z.object({
   client_id: z.string(),
@@ -15,6 +16,7 @@ const clientSchema = z.object({
   scopes: z.array(z.string()).meta({ description: 'allowed scopes; empty: any well-formed scope' }),
   grant_types: z.array(z.string()),
   workspace: z.string().nullable(),
+  token_signing_alg: z.enum(SIGNING_ALGS).meta({ description: 'algorithm of the client\'s access tokens' }),
   created_at: z.string(),
   secret_rotated_at: z.string(),
 });
@@ -43,6 +45,7 @@ export function clientRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           scopes: z.array(z.string().min(1).max(255)).max(50).optional(),
           grant_types: z.array(z.enum(GRANT_TYPES)).min(1).optional().meta({ description: 'default: client_credentials only' }),
           workspace: z.string().min(1).max(63).nullable().optional(),
+          token_signing_alg: z.enum(SIGNING_ALGS).optional().meta({ description: 'ES256 (default) or RS256, for engines whose JWT libraries expect RS256' }),
         }).strict(),
         response: { 201: withSecret, ...errors },
       },

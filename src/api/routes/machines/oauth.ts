@@ -1,14 +1,15 @@
 // The machine identity provider over HTTP: POST /oauth/token (RFC 6749 form in, RFC 6749 JSON
-// out, even for errors the framework raises), discovery and the published key set.
+// out, even for errors the framework raises), the authorization endpoint (which refuses every
+// request: machines only), the RFC 8414 and OpenID Connect metadata, and the published key set.
 import { z } from 'zod';
 import type { FastifyError } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
 import { boundedKey, clientAddress } from '../../../auth/rate-limit.js';
 import { errorAnswer, handleTokenRequest, OAuthError } from '../../../idp/token-endpoint.js';
-import { discoveryDocument, JWKS_PATH, TOKEN_PATH } from '../../../idp/discovery.js';
+import { authorizationServerMetadata, AUTHORIZATION_PATH, JWKS_PATH, openIdConfiguration, TOKEN_PATH } from '../../../idp/discovery.js';
 import { machines } from '../../../idp/state.js';
-import { ensureActiveKey, sealPlainKeys } from '../../../idp/keys.js';
+import { ensureActiveKeys, sealPlainKeys } from '../../../idp/keys.js';
 import type { Services } from '../../../services.js';
 
 const oauthError = z.object({ error: z.string(), error_description: z.string().optional() })
@@ -36,12 +37,12 @@ const tokenBody = z.looseObject({
 
 const jwk = z.looseObject({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.string() });
 
-/** Generates the first signing key at start, seals unsealed keys when a master key is set, and warns about unsealed ones. */
+/** Generates the first signing keys (ES256 and RS256) at start, seals unsealed keys when a master key is set, and warns about unsealed ones. */
 async function prepareKeys(s: Services): Promise<void> {
   const m = machines(s);
   const log = s.logging.module('svc::idp');
-  const created = await ensureActiveKey(s.db, m.sealer, s.clock.now());
-  if (created) log.info({ kid: created, sealed: m.sealer.enabled }, 'identity provider signing key created');
+  const created = await ensureActiveKeys(s.db, m.sealer, s.clock.now());
+  if (created.length) log.info({ kids: created, sealed: m.sealer.enabled }, 'identity provider signing keys created');
   const sealed = await sealPlainKeys(s.db, m.sealer);
   if (sealed) log.info({ keys: sealed }, 'identity provider signing keys sealed under secrets.master_key');
   if (!m.sealer.enabled) log.warn('secrets.master_key is not set: the identity provider\'s private signing key is stored unsealed in the database');
@@ -94,21 +95,38 @@ export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       });
     });
 
-    const discoverySchema = z.looseObject({
-      issuer: z.string(), token_endpoint: z.string(), jwks_uri: z.string(),
-      grant_types_supported: z.array(z.string()), token_endpoint_auth_methods_supported: z.array(z.string()),
-      id_token_signing_alg_values_supported: z.array(z.string()),
+    const metadataSchema = z.looseObject({
+      issuer: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string(), jwks_uri: z.string(),
+      response_types_supported: z.array(z.string()), grant_types_supported: z.array(z.string()),
+      token_endpoint_auth_methods_supported: z.array(z.string()),
     });
-    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
-      app.get(path, {
+    const documents = [
+      { path: '/.well-known/openid-configuration', summary: 'OpenID Connect Discovery 1.0 document of the machine identity provider', doc: openIdConfiguration,
+        schema: metadataSchema.extend({ subject_types_supported: z.array(z.string()), id_token_signing_alg_values_supported: z.array(z.string()) }) },
+      { path: '/.well-known/oauth-authorization-server', summary: 'RFC 8414 authorization server metadata of the machine identity provider', doc: authorizationServerMetadata, schema: metadataSchema },
+    ];
+    for (const d of documents) {
+      app.get(d.path, { schema: { tags: ['machine identity'], summary: d.summary, response: { 200: d.schema } } }, async (_req, reply) => {
+        reply.header('cache-control', 'public, max-age=300');
+        return d.doc(machines(ctx.services()).issuer);
+      });
+    }
+
+    // OpenID Connect Discovery requires an authorization endpoint. No client of this provider has a
+    // redirect URI, so every request fails as RFC 6749 4.1.2.1 says: shown, never redirected.
+    for (const method of ['GET', 'POST'] as const) {
+      app.route({
+        method, url: AUTHORIZATION_PATH,
+        config: { csrf: false },
         schema: {
           tags: ['machine identity'],
-          summary: path.endsWith('openid-configuration') ? 'Discovery document of the machine identity provider' : 'The same document under the RFC 8414 name',
-          response: { 200: discoverySchema },
+          summary: 'Authorization endpoint: refuses every request (the provider serves machines; use POST /oauth/token)',
+          response: { 400: oauthError },
         },
-      }, async (_req, reply) => {
-        reply.header('cache-control', 'public, max-age=300');
-        return discoveryDocument(machines(ctx.services()).issuer);
+        handler: async (_req, reply) => reply.status(400).headers({ 'cache-control': 'no-store' }).send({
+          error: 'unauthorized_client',
+          error_description: `this identity provider serves machines: no client may use the authorization endpoint; clients get tokens at ${TOKEN_PATH} (client credentials or token exchange)`,
+        }),
       });
     }
 
