@@ -20,6 +20,7 @@ let db: TestDatabase;
 let env: Record<string, string>;
 let app: FastifyInstance;
 let services: Services;
+let stopListening: () => Promise<void>;
 
 before(async () => {
   db = await createTestDatabase();
@@ -30,10 +31,15 @@ before(async () => {
   const sink = new PassThrough();
   sink.resume();
   services = createServices(config, { logging: createLogging({ filter: 'error', json: true }, sink) });
+  // A running server listens for invalidations (as `svc serve` does): the CLI's changes reach it.
+  stopListening = await services.invalidator.listen();
   app = await buildApp({ services, logger: services.logging.module('svc::api') });
   await app.ready();
 });
-after(async () => { await app.close(); await services.close(); await db.drop(); });
+after(async () => { await app.close(); await stopListening(); await services.close(); await db.drop(); });
+
+/** Lets I/O that already arrived (an invalidation published by the command that just ended) be handled. */
+const settle = () => new Promise((r) => setImmediate(r));
 
 function token(clientId: string, secret: string, audience?: string) {
   return app.inject({
@@ -86,12 +92,14 @@ describe('svc client', () => {
     assert.equal(rotated.code, 0, rotated.stderr);
     const fresh = parseCredentials(rotated.stdout);
     assert.equal(fresh.id, id);
+    await settle();
     assert.equal((await token(id, secret)).statusCode, 401);
     assert.equal((await token(id, fresh.secret)).statusCode, 200);
 
     const del = await runSvc(['client', 'delete', id], { env });
     assert.equal(del.code, 0, del.stderr);
     assert.equal(del.stdout.trim(), `deleted: ${id}`);
+    await settle();
     assert.equal((await token(id, fresh.secret)).statusCode, 401);
     const again = await runSvc(['client', 'delete', id], { env });
     assert.equal(again.code, 1);

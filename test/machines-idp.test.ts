@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, SignJWT, type JWTPayload, type CryptoKey } from 'jose';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { startTestApp, startReplica, Browser, type TestApp } from './helpers/app.js';
 import { freePort } from './helpers/net.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { createClient, CLI_ACTOR, GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE } from '../src/idp/clients.js';
@@ -551,6 +551,37 @@ describe('rate limit (rate_limit.token_*: 60 per 60 s, 60 s lockout)', () => {
     assert.equal((await tokenRequest({ grant_type: 'client_credentials' }, { basic: [c.client_id, rotated.json().client_secret] })).statusCode, 200);
   });
 });
+
+describe('client cache', () => {
+  test('a secret rotated or a client deleted through one replica\'s API stops working on another that answered from its cache', async () => {
+    const other = await startReplica(t);
+    try {
+      const c = await newClient();
+      const there = (secret: string) => other.app.inject({
+        method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '192.0.2.90' },
+        payload: form({ grant_type: 'client_credentials', client_id: c.client_id, client_secret: secret }),
+      });
+      assert.equal((await there(c.client_secret)).statusCode, 200, 'read and cached there');
+      const rotated = await (await adminBrowser()).post(`/api/clients/${c.client_id}/rotate`);
+      assert.equal(rotated.statusCode, 200);
+      await eventually(async () => (await there(c.client_secret)).statusCode === 401, 'the old secret is refused on the other replica');
+      assert.equal((await there(rotated.json().client_secret)).statusCode, 200);
+      assert.equal((await (await adminBrowser()).delete(`/api/clients/${c.client_id}`)).statusCode, 204);
+      await eventually(async () => (await there(rotated.json().client_secret)).statusCode === 401, 'a deleted client is refused on the other replica');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+/** Asks until `ok`: an invalidation travels over Redis, so it lands a moment after the change (the clock is not moved). */
+async function eventually(ok: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`${what}: not within 5 s of real time (the cached client was not invalidated)`);
+}
 
 describe('key rotation', () => {
   test('new keys sign after rotation (picked up within the cache time); the old keys stay published until their tokens expired', async () => {

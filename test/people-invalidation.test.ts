@@ -5,32 +5,16 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { startTestApp, startReplica, Browser, type TestApp } from './helpers/app.js';
 import { query } from './helpers/db.js';
 import { runSvc, serviceEnv } from './helpers/cli.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
-import { createServices, type Services } from '../src/services.js';
-import { buildApp } from '../src/api/app.js';
-import { createLogging } from '../src/log/logger.js';
-import { PassThrough } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
 
 const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
 const BOB = { email: 'bob@example.test', password: 'bob-password-1' };
 
 let t: TestApp;
 let stopListening: () => Promise<void>;
-
-/** Another replica on the same database and Redis, listening for invalidations, same frozen clock. */
-async function replica(): Promise<{ app: FastifyInstance; services: Services; close(): Promise<void> }> {
-  const sink = new PassThrough();
-  sink.resume();
-  const services = createServices(t.config, { clock: t.clock, logging: createLogging({ filter: 'error', json: true }, sink) });
-  const stop = await services.invalidator.listen();
-  const app = await buildApp({ services, logger: services.logging.module('svc::api') });
-  await app.ready();
-  return { app, services, async close() { await app.close(); await stop(); await services.close(); } };
-}
 
 /** Asks until the answer is `status`: the invalidation travels over Redis, so it lands a moment after the change. */
 async function eventually(ask: () => Promise<number>, status: number, what: string): Promise<void> {
@@ -83,9 +67,9 @@ describe('access changes reach running servers at once', () => {
   });
 
   test('a grant through the API of one replica reaches the cached access on another', async () => {
-    const other = await replica();
+    const other = await startReplica(t);
     try {
-      const bobThere = new Browser({ ...t, app: other.app, services: other.services }, '198.51.100.3');
+      const bobThere = new Browser(other, '198.51.100.3');
       assert.equal((await bobThere.login(BOB.email, BOB.password)).statusCode, 200);
       assert.equal((await bobThere.get('/api/workspaces/default/members')).statusCode, 403, 'ws_viewer (and now cached)');
       const admin = new Browser(t, '198.51.100.4');

@@ -51,6 +51,7 @@ export function boundedKey(key: string): string {
 }
 
 const entryBytes = (key: string) => ENTRY_BYTES + 2 * key.length;
+const ALLOWED: RateDecision = Object.freeze({ allowed: true });
 const retryAfter = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 export class RateLimiter {
@@ -67,8 +68,8 @@ export class RateLimiter {
   blocked(keys: string | string[]): RateDecision {
     const now = this.clock.now().getTime();
     let worst = 0;
-    for (const key of [keys].flat()) worst = Math.max(worst, blockedFor(this.entries.get(boundedKey(key)), now));
-    return worst > 0 ? { allowed: false, retryAfterSecs: retryAfter(worst) } : { allowed: true };
+    for (const key of typeof keys === 'string' ? [keys] : keys) worst = Math.max(worst, blockedFor(this.entries.get(boundedKey(key)), now));
+    return worst > 0 ? { allowed: false, retryAfterSecs: retryAfter(worst) } : ALLOWED;
   }
 
   /**
@@ -85,7 +86,7 @@ export class RateLimiter {
       worst = Math.max(worst, blockedFor(e, now));
       this.put(key, e, now);
     }
-    return worst > 0 ? { allowed: false, retryAfterSecs: retryAfter(worst) } : { allowed: true };
+    return worst > 0 ? { allowed: false, retryAfterSecs: retryAfter(worst) } : ALLOWED;
   }
 
   private put(key: string, e: RateEntry, now: number): void {

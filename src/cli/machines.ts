@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 
 import type { Config } from '../config/index.js';
 import type { Db } from '../db/index.js';
+import type { ChangeDeps } from '../util/invalidation.js';
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -13,6 +14,13 @@ async function run(fn: (db: Db, cfg: Config) => Promise<void>): Promise<void> {
   const { withMigratedDb } = await import('./db.js');
   const cfg = loadCheckedConfig();
   await withMigratedDb(cfg, (db) => fn(db, cfg));
+}
+
+/** The same for a command that changes what running servers cache: they are told (src/cli/invalidation.ts). */
+async function change(fn: (deps: ChangeDeps) => Promise<void>): Promise<void> {
+  const { loadCheckedConfig } = await import('./config.js');
+  const { withChangeDeps } = await import('./invalidation.js');
+  await withChangeDeps(loadCheckedConfig(), fn);
 }
 
 export function registerMachineCommands(program: Command): void {
@@ -58,9 +66,9 @@ export function registerMachineCommands(program: Command): void {
     .description('replace a client\'s secret (the old one stops working at once); prints the new one')
     .argument('<client_id>')
     .action(async (clientId: string) => {
-      await run(async (db) => {
+      await change(async (deps) => {
         const { rotateClientSecret, CLI_ACTOR } = await import('../idp/clients.js');
-        const c = await rotateClientSecret(db, CLI_ACTOR, clientId, new Date());
+        const c = await rotateClientSecret(deps, CLI_ACTOR, clientId);
         process.stdout.write(`client_id: ${c.client_id}\nclient_secret: ${c.client_secret}\n`);
       });
     });
@@ -69,9 +77,9 @@ export function registerMachineCommands(program: Command): void {
     .description('delete a client (tokens it already holds stay valid until they expire)')
     .argument('<client_id>')
     .action(async (clientId: string) => {
-      await run(async (db) => {
+      await change(async (deps) => {
         const { deleteClient, CLI_ACTOR } = await import('../idp/clients.js');
-        await deleteClient(db, CLI_ACTOR, clientId);
+        await deleteClient(deps, CLI_ACTOR, clientId);
         process.stdout.write(`deleted: ${clientId}\n`);
       });
     });

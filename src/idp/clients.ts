@@ -9,12 +9,17 @@
 //   because it lets the client act for people), an optional workspace, and the algorithm its
 //   tokens are signed with (ES256 by default; RS256 for engines whose JWT libraries expect it).
 // - Changes are governance events, recorded in the same transaction.
+// - The token endpoint reads clients through a short cache (CLIENT_CACHE_MS); rotating a secret or
+//   deleting a client invalidates it here and on every replica (src/util/invalidation.ts),
+//   whether the change comes from the API or the command line.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/index.js';
+import { TtlCache } from '../util/ttl-cache.js';
+import type { ChangeDeps } from '../util/invalidation.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
-import type { Actor } from '../access/actor.js';
+import { auditActor, type Actor } from '../access/actor.js';
 import { DEFAULT_SIGNING_ALG, isSigningAlg, SIGNING_ALGS, type SigningAlg } from './keys.js';
 
 export const GRANT_CLIENT_CREDENTIALS = 'client_credentials';
@@ -119,7 +124,7 @@ export async function createClient(db: Db, actor: Actor, input: ClientInput): Pr
       throw err;
     }
     await recordGovernance(tx, {
-      action: 'client.create', actorId: actor.id, actor: actor.email, target: `client:${clientId}`,
+      action: 'client.create', ...auditActor(actor), target: `client:${clientId}`,
       workspace: input.workspace ?? null,
       details: { name: v.name, audiences: v.audiences, scopes: v.scopes, grant_types: v.grant_types, token_signing_alg: v.token_signing_alg },
     });
@@ -127,40 +132,75 @@ export async function createClient(db: Db, actor: Actor, input: ClientInput): Pr
   });
 }
 
-/** Replaces the secret (the old one stops working at once); the new one is returned this once. */
-export async function rotateClientSecret(db: Db, actor: Actor, clientId: string, now: Date): Promise<ClientView & { client_secret: string }> {
+/** Replaces the secret (the old one stops working at once, on every replica); the new one is returned this once. */
+export async function rotateClientSecret(deps: ChangeDeps, actor: Actor, clientId: string): Promise<ClientView & { client_secret: string }> {
   const secret = newClientSecret();
-  return db.transaction().execute(async (tx) => {
-    const row = await tx.updateTable('oauth_clients').set({ secret_hash: hashSecret(secret), secret_rotated_at: now })
+  const c = await deps.db.transaction().execute(async (tx) => {
+    const row = await tx.updateTable('oauth_clients').set({ secret_hash: hashSecret(secret), secret_rotated_at: deps.clock.now() })
       .where('client_id', '=', clientId).returning('client_id').executeTakeFirst();
     if (!row) throw notFound(`client does not exist: ${clientId}`);
     const c = await getClient(tx, clientId);
-    await recordGovernance(tx, { action: 'client.rotate', actorId: actor.id, actor: actor.email, target: `client:${clientId}`, workspace: c.workspace });
-    return { ...c, client_secret: secret };
+    await recordGovernance(tx, { action: 'client.rotate', ...auditActor(actor), target: `client:${clientId}`, workspace: c.workspace });
+    return c;
   });
+  await deps.invalidator.invalidate('client', [clientId]);
+  return { ...c, client_secret: secret };
 }
 
-export async function deleteClient(db: Db, actor: Actor, clientId: string): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+export async function deleteClient(deps: ChangeDeps, actor: Actor, clientId: string): Promise<void> {
+  await deps.db.transaction().execute(async (tx) => {
     const c = await getClient(tx, clientId);
     await tx.deleteFrom('oauth_clients').where('client_id', '=', clientId).execute();
-    await recordGovernance(tx, { action: 'client.delete', actorId: actor.id, actor: actor.email, target: `client:${clientId}`, workspace: c.workspace, details: { name: c.name } });
+    await recordGovernance(tx, { action: 'client.delete', ...auditActor(actor), target: `client:${clientId}`, workspace: c.workspace, details: { name: c.name } });
   });
+  await deps.invalidator.invalidate('client', [clientId]);
+}
+
+/** How long a replica answers the token endpoint from a cached client row (invalidation clears it sooner). */
+export const CLIENT_CACHE_MS = 5_000;
+const CLIENT_CACHE_MAX = 10_000;
+const CLIENT_CACHE_BYTES = 8 * 1024 * 1024;
+
+interface ClientRow { client: ClientView; secretHash: Buffer }
+
+const rowBytes = (id: string, r: ClientRow) => 256 + 2 * (id.length + r.client.name.length
+  + [...r.client.audiences, ...r.client.scopes, ...r.client.grant_types].reduce((n, x) => n + x.length + 16, 0) + (r.client.workspace?.length ?? 0));
+
+/** Clients as the token endpoint last read them (known clients only), bounded in count and bytes. */
+export class ClientCache {
+  private readonly cache: TtlCache<string, ClientRow>;
+  constructor(now: () => number) {
+    this.cache = new TtlCache(CLIENT_CACHE_MAX, CLIENT_CACHE_MS, now, { max: CLIENT_CACHE_BYTES, sizeOf: rowBytes });
+  }
+  get(id: string): ClientRow | undefined { return this.cache.get(id); }
+  set(id: string, row: ClientRow): void { this.cache.set(id, row); }
+  forget(ids: string[]): void { for (const id of ids) this.cache.delete(id); }
 }
 
 // Compared when the client id is unknown, so both answers take the same time.
 const DUMMY_HASH = hashSecret('svc-no-such-client');
 
-/** The client when `secret` is its current secret, else null (constant-time comparison). */
-export async function authenticateClient(db: Db, clientId: string, secret: string): Promise<ClientView | null> {
-  const row = clientId.length <= 128
-    ? await db.selectFrom('oauth_clients as c').leftJoin('workspaces as w', 'w.id', 'c.workspace_id')
-      .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.token_signing_alg', 'c.created_at', 'c.secret_rotated_at', 'c.secret_hash'])
-      .where('c.client_id', '=', clientId).executeTakeFirst()
-    : undefined;
-  const presented = hashSecret(secret);
-  const ok = timingSafeEqual(presented, row?.secret_hash ?? DUMMY_HASH) && row !== undefined;
-  if (!ok || !row) return null;
-  const { secret_hash: _h, ...client } = row;
-  return asView(client);
+async function readClient(db: Db, clientId: string): Promise<ClientRow | undefined> {
+  if (clientId.length > 128) return undefined;
+  const row = await db.selectFrom('oauth_clients as c').leftJoin('workspaces as w', 'w.id', 'c.workspace_id')
+    .select(['c.client_id', 'c.name', 'c.audiences', 'c.scopes', 'c.grant_types', 'w.slug as workspace', 'c.token_signing_alg', 'c.created_at', 'c.secret_rotated_at', 'c.secret_hash'])
+    .where('c.client_id', '=', clientId).executeTakeFirst();
+  if (!row) return undefined;
+  const { secret_hash: secretHash, ...client } = row;
+  return { client: asView(client), secretHash };
+}
+
+/**
+ * The client when the presented secret (a string, or its SHA-256 from hashSecret) is its current
+ * secret, else null. The SHA-256 is compared with the stored one in constant time, also for an
+ * unknown id (against a dummy hash). With `cache`, a client read within CLIENT_CACHE_MS is not
+ * read again.
+ */
+export async function authenticateClient(db: Db, clientId: string, secret: string | Buffer, cache?: ClientCache): Promise<ClientView | null> {
+  const cached = cache?.get(clientId);
+  const row = cached ?? await readClient(db, clientId);
+  if (row && !cached) cache?.set(clientId, row);
+  const presented = typeof secret === 'string' ? hashSecret(secret) : secret;
+  const ok = timingSafeEqual(presented, row?.secretHash ?? DUMMY_HASH) && row !== undefined;
+  return ok && row ? row.client : null;
 }

@@ -9,7 +9,7 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import type { Services } from '../services.js';
 import { machines, VerifiedSecrets } from './state.js';
-import { authenticateClient, GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE, SCOPE_TOKEN_RE, type ClientView } from './clients.js';
+import { authenticateClient, GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE, hashSecret, SCOPE_TOKEN_RE, type ClientView } from './clients.js';
 import { mintAccessToken, verifyOwnToken } from './tokens.js';
 import { ProviderUnavailableError } from './provider.js';
 import { delegatedGrant, readAct, type Subject } from './exchange.js';
@@ -132,18 +132,13 @@ async function authenticate(s: Services, p: Params, req: TokenRequest, rate: { c
     if (!d.allowed) throw tooMany(d.retryAfterSecs);
     throw new OAuthError('invalid_client', 'client authentication is required (client_secret_basic or client_secret_post)');
   }
-  const pair = VerifiedSecrets.key(creds.clientId, creds.secret);
+  // One SHA-256 of the presented secret serves both the comparison and the verified-secret memory.
+  const presented = hashSecret(creds.secret);
+  const pair = VerifiedSecrets.key(creds.clientId, presented);
   const repeat = m.verified.has(pair);
-  if (repeat) {
-    for (const k of keys) {
-      const d = s.tokenLimiter.blocked(k);
-      if (!d.allowed) throw tooMany(d.retryAfterSecs);
-    }
-  } else {
-    const d = s.tokenLimiter.hit(keys);
-    if (!d.allowed) throw tooMany(d.retryAfterSecs);
-  }
-  const client = await authenticateClient(s.db, creds.clientId, creds.secret);
+  const d = repeat ? s.tokenLimiter.blocked(keys) : s.tokenLimiter.hit(keys);
+  if (!d.allowed) throw tooMany(d.retryAfterSecs);
+  const client = await authenticateClient(s.db, creds.clientId, presented, m.clients);
   if (!client) {
     if (repeat) {
       // The secret was rotated or the client deleted since: this attempt counts after all.
@@ -193,7 +188,7 @@ async function clientCredentials(s: Services, p: Params, client: ClientView): Pr
   const audiences = grantedAudiences(p, client);
   const m = machines(s);
   const t = await mintAccessToken(m.keys, s.clock, m.issuer, { sub: client.client_id, audiences, clientId: client.client_id, scope, workspace: client.workspace, alg: client.token_signing_alg });
-  s.logging.module('svc::idp').info({ grant: 'client_credentials', client_id: client.client_id, aud: audiences, jti: t.jti, kid: t.kid }, 'token issued');
+  m.issued.info({ grant: 'client_credentials', client_id: client.client_id, aud: audiences, jti: t.jti, kid: t.kid }, 'token issued');
   return success({ access_token: t.token, token_type: 'Bearer', expires_in: t.expiresIn, ...(scope ? { scope } : {}) });
 }
 
@@ -279,7 +274,7 @@ async function tokenExchange(s: Services, p: Params, client: ClientView): Promis
     sub: payload.sub!, audiences: grant.audiences, clientId: client.client_id, scope, workspace: grant.workspace,
     act: grant.act, exp: grant.exp, extra, alg: client.token_signing_alg,
   });
-  s.logging.module('svc::idp').info({ grant: 'token_exchange', client_id: client.client_id, sub: payload.sub, subject_iss: payload.iss, aud: grant.audiences, jti: t.jti, kid: t.kid }, 'token issued');
+  m.issued.info({ grant: 'token_exchange', client_id: client.client_id, sub: payload.sub, subject_iss: payload.iss, aud: grant.audiences, jti: t.jti, kid: t.kid }, 'token issued');
   return success({
     access_token: t.token, issued_token_type: TOKEN_TYPE_ACCESS, token_type: 'Bearer', expires_in: t.expiresIn,
     ...(scope ? { scope } : {}),

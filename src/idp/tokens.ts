@@ -33,10 +33,18 @@ export interface Minted { token: string; expiresIn: number; jti: string; kid: st
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
+/** The encoded protected header of each key: the same for every token it signs. */
+const headers = new WeakMap<ActiveKey['key'], string>();
+
 /** The compact JWS of `claims`, signed with `k`. */
 export function signJwt(k: ActiveKey, claims: Record<string, unknown>): string | Promise<string> {
-  // typ "JWT" rather than RFC 9068's "at+jwt": JOSE libraries' default type checks accept it.
-  const input = `${b64({ alg: k.alg, kid: k.kid, typ: 'JWT' })}.${b64(claims)}`;
+  let header = headers.get(k.key);
+  if (header === undefined) {
+    // typ "JWT" rather than RFC 9068's "at+jwt": JOSE libraries' default type checks accept it.
+    header = b64({ alg: k.alg, kid: k.kid, typ: 'JWT' });
+    headers.set(k.key, header);
+  }
+  const input = `${header}.${b64(claims)}`;
   const data = Buffer.from(input);
   if (k.alg === 'ES256') {
     // JWS wants the raw r||s form (RFC 7518 3.4), not DER.

@@ -55,6 +55,23 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   };
 }
 
+/**
+ * Another replica of `t`: same configuration, database, Redis and clock, listening for cache
+ * invalidations as `svc serve` does. Its `app` and `services` can stand in for `t`'s (Browser).
+ */
+export async function startReplica(t: TestApp): Promise<TestApp> {
+  const sink = new PassThrough();
+  sink.resume();
+  const services = createServices(t.config, { clock: t.clock, logging: createLogging({ filter: t.config.log.filter, json: true }, sink) });
+  const stop = await services.invalidator.listen();
+  const app = await buildApp({ services, logger: services.logging.module('svc::api') });
+  await app.ready();
+  return {
+    ...t, app, services, logs: () => '',
+    async close() { await app.close(); await stop(); await services.close(); },
+  };
+}
+
 /** A cookie jar for one browser: remembers Set-Cookie and sends the CSRF header. */
 export class Browser {
   cookies = new Map<string, string>();

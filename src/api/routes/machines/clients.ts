@@ -58,8 +58,7 @@ export function clientRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: admin,
       schema: { tags: ['machine identity'], summary: 'Replace a client\'s secret (the old one stops working at once)', params, response: { 200: withSecret, ...errors } },
     }, async (req) => {
-      const s = ctx.services();
-      const c = await rotateClientSecret(s.db, actorOf(req), req.params.id, s.clock.now());
+      const c = await rotateClientSecret(ctx.services(), actorOf(req), req.params.id);
       return { ...view(c), client_secret: c.client_secret };
     });
 
@@ -67,7 +66,7 @@ export function clientRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: admin,
       schema: { tags: ['machine identity'], summary: 'Delete a client (tokens already issued stay valid until they expire)', params, response: { 204: z.null(), ...errors } },
     }, async (req, reply) => {
-      await deleteClient(ctx.services().db, actorOf(req), req.params.id);
+      await deleteClient(ctx.services(), actorOf(req), req.params.id);
       return reply.status(204).send(null);
     });
   };
