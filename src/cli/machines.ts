@@ -92,7 +92,8 @@ export function registerMachineCommands(program: Command): void {
       await run(async (db, cfg) => {
         const { Sealer } = await import('../secrets/seal.js');
         const { rotateSigningKeys } = await import('../idp/keys.js');
-        const r = await rotateSigningKeys(db, new Sealer(cfg.secrets.master_key), new Date());
+        const { systemClock } = await import('../clock.js');
+        const r = await rotateSigningKeys(db, new Sealer(cfg.secrets.master_key), systemClock.now());
         for (const k of r.created) process.stdout.write(`kid: ${k.kid} (${k.alg})\n`);
         for (const k of r.retired) process.stdout.write(`retired: ${k.kid} (${k.alg}, published until ${k.notAfter.toISOString()})\n`);
         if (!cfg.secrets.master_key) process.stderr.write('warning: secrets.master_key is not set: the new private key is stored unsealed\n');

@@ -23,7 +23,7 @@ export class ProviderVerifier {
   constructor(private readonly clock: Clock) {}
 
   private keySet(issuer: string): Promise<KeySet> {
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     if (this.cached && this.cached.issuer === issuer && now - this.cached.at < DISCOVERY_TTL_MS) return this.cached.jwks;
     const jwks = discover(issuer);
     const entry = { issuer, at: now, jwks };
