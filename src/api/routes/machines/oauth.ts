@@ -123,7 +123,6 @@ export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     for (const method of ['GET', 'POST'] as const) {
       app.route({
         method, url: AUTHORIZATION_PATH,
-        config: { csrf: false },
         schema: {
           tags: ['machine identity'],
           summary: 'Authorization endpoint: refuses every request (the provider serves machines; use POST /oauth/token)',
