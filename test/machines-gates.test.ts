@@ -57,12 +57,15 @@ describe('catalog gate', () => {
   });
 
   test('a JWT of this service with aud oidc.catalog_audience passes; /v1/config answers per the Iceberg REST spec', async () => {
+    // A client bound to no workspace passes the gate; /v1/config then asks for a warehouse, and
+    // the client reaches none (the access rules are tested in catalog-namespaces.test.ts).
     const token = await tokenFor(on, ['svc-catalog']);
     const res = await get(on, '/catalog/v1/config', `Bearer ${token}`);
-    assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json(), { defaults: {}, overrides: { warehouse: 's3://lake' } });
-    const named = await get(on, '/catalog/v1/config?warehouse=s3%3A%2F%2Fother', `Bearer ${token}`);
-    assert.deepEqual(named.json().overrides, { warehouse: 's3://other' });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json().error.type, 'BadRequestException');
+    const named = await get(on, '/catalog/v1/config?warehouse=default', `Bearer ${token}`);
+    assert.equal(named.statusCode, 403);
+    assert.match(named.json().error.message, /is bound to no workspace$/);
   });
 
   test('a token with another aud is refused', async () => {
@@ -98,7 +101,7 @@ describe('catalog gate', () => {
   });
 
   test('the static catalog.auth_token passes; a near miss does not', async () => {
-    assert.equal((await get(on, '/catalog/v1/config', `Bearer ${CATALOG_TOKEN}`)).statusCode, 200);
+    assert.equal((await get(on, '/catalog/v1/config?warehouse=default', `Bearer ${CATALOG_TOKEN}`)).statusCode, 200);
     assert.equal((await get(on, '/catalog/v1/config', `Bearer ${CATALOG_TOKEN}x`)).statusCode, 401);
     assert.equal((await get(on, '/catalog/v1/config', `Bearer ${CATALOG_TOKEN.slice(0, -1)}`)).statusCode, 401);
     assert.equal((await get(on, '/catalog/v1/config', `Basic ${Buffer.from(`x:${CATALOG_TOKEN}`).toString('base64')}`)).statusCode, 401);
@@ -106,7 +109,7 @@ describe('catalog gate', () => {
 
   test('other /catalog/* paths pass the same gate', async () => {
     assert.equal((await get(on, '/catalog/v1/namespaces')).statusCode, 401);
-    const res = await get(on, '/catalog/v1/namespaces', `Bearer ${CATALOG_TOKEN}`);
+    const res = await get(on, '/catalog/v1/default/nothing-here', `Bearer ${CATALOG_TOKEN}`);
     assert.equal(res.statusCode, 404);
     assert.equal(res.json().error.type, 'NotFoundException');
   });

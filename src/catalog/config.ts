@@ -1,15 +1,32 @@
 // GET /catalog/v1/config of the Iceberg REST catalog specification: the server's configuration
-// for a client, as `defaults` (the client may override them) and `overrides` (the server's word).
-import type { Config } from '../config/index.js';
+// for a client. The `warehouse` parameter names a workspace (one warehouse per workspace, as
+// Lakekeeper's warehouses); the answer's `overrides.prefix` is that workspace's slug, which the
+// client puts into every later path. `endpoints` lists what this server implements: the Java
+// client calls only what is advertised.
+export const ENDPOINTS = [
+  'GET /v1/{prefix}/namespaces',
+  'POST /v1/{prefix}/namespaces',
+  'GET /v1/{prefix}/namespaces/{namespace}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}',
+  'POST /v1/{prefix}/namespaces/{namespace}/properties',
+];
+
+/** How long a stored Idempotency-Key answer is replayed (ISO 8601 duration, as the spec writes it). */
+export const IDEMPOTENCY_LIFETIME = 'PT30M';
 
 export interface CatalogConfigResponse {
   defaults: Record<string, string>;
   overrides: Record<string, string>;
+  endpoints: string[];
+  'idempotency-key-lifetime': string;
 }
 
-export function catalogConfig(cfg: Config, warehouse: string | undefined): CatalogConfigResponse {
+export function catalogConfig(slug: string, root: string): CatalogConfigResponse {
   return {
-    defaults: {},
-    overrides: { warehouse: warehouse && warehouse !== '' ? warehouse : cfg.catalog.warehouse },
+    defaults: { 'rest-page-size': '1000' },
+    overrides: { prefix: slug, 'warehouse-location': root },
+    endpoints: ENDPOINTS,
+    'idempotency-key-lifetime': IDEMPOTENCY_LIFETIME,
   };
 }

@@ -9,7 +9,13 @@ import { verifyOwnToken } from '../idp/tokens.js';
 
 export type CatalogPrincipal =
   | { kind: 'admin' }
-  | { kind: 'token'; sub: string; clientId: string | null; actor: string | null; scope: string };
+  | {
+    kind: 'token'; sub: string; clientId: string | null; actor: string | null; scope: string;
+    /** The workspace of the client the token was issued to, when the client is bound to one. */
+    workspace: string | null;
+    /** The person's email carried by a delegated token. */
+    email: string | null;
+  };
 
 export class CatalogAuthError extends Error {
   override name = 'CatalogAuthError';
@@ -44,6 +50,8 @@ export async function authenticateCatalog(s: Services, authorization: string | u
       clientId: typeof p.client_id === 'string' ? p.client_id : null,
       actor: typeof act?.sub === 'string' ? act.sub : null,
       scope: typeof p.scope === 'string' ? p.scope : '',
+      workspace: typeof p.workspace === 'string' ? p.workspace : null,
+      email: typeof p.email === 'string' ? p.email : null,
     };
   } catch (err) {
     const e = err as { code?: string; claim?: string; message?: string; name?: string };

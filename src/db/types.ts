@@ -1,6 +1,7 @@
 // Table types of the metadata database, kept beside migrations/ (one migration, one change here).
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { WorkflowTables } from './workflow-types.js';
+import type { CatalogTables } from './catalog-types.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -163,7 +164,7 @@ export interface PolicyTagsTable {
   created_at: CreatedAt;
 }
 
-export interface Database extends WorkflowTables {
+export interface Database extends WorkflowTables, CatalogTables {
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;

@@ -1,32 +1,42 @@
-// The embedded catalog's HTTP surface: the gate on every /catalog/* request and the Iceberg REST
-// `GET /catalog/v1/config`. The routes are always declared (so `svc openapi` documents them), but
-// with catalog.enabled false they are "not mounted": every /catalog/* request gets exactly the
+// The embedded catalog's HTTP surface: the gate on every /catalog/* request, the Iceberg REST
+// error shape for everything under it, `GET /catalog/v1/config`, and the namespace, table and
+// view routes (catalog-*.ts). The routes are always declared (so `svc openapi` documents them),
+// but with catalog.enabled false they are "not mounted": every /catalog/* request gets exactly the
 // answer of an unknown route.
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { errorBody } from '../../errors.js';
-import { authenticateCatalog, CatalogAuthError, type CatalogPrincipal } from '../../../catalog/gate.js';
+import { DomainError } from '../../../errors.js';
+import { authenticateCatalog, CatalogAuthError } from '../../../catalog/gate.js';
 import { catalogConfig } from '../../../catalog/config.js';
+import { IcebergError, badRequest } from '../../../catalog/errors.js';
+import { requireRight } from '../../../catalog/access.js';
+import { findWarehouse } from '../../../catalog/warehouse.js';
+import { callerOf, catalogErrors, catalogPrincipal, setCatalogPrincipal } from './catalog-common.js';
+import { catalogNamespaceRoutes } from './catalog-namespaces.js';
 
-/** Iceberg REST ErrorModel inside IcebergErrorResponse. */
-const icebergError = z.object({ error: z.object({ message: z.string(), type: z.string(), code: z.number().int() }) });
+export { catalogPrincipal } from './catalog-common.js';
+
 const iceberg = (code: number, type: string, message: string) => ({ error: { message, type, code } });
-
-const principals = new WeakMap<FastifyRequest, CatalogPrincipal>();
-/** Who passed the gate, for catalog handlers. */
-export function catalogPrincipal(req: FastifyRequest): CatalogPrincipal | undefined { return principals.get(req); }
+const TYPES: Record<number, string> = {
+  400: 'BadRequestException', 401: 'NotAuthorizedException', 403: 'ForbiddenException', 404: 'NotFoundException',
+  405: 'BadRequestException', 406: 'BadRequestException', 409: 'AlreadyExistsException', 413: 'BadRequestException',
+  415: 'BadRequestException', 422: 'UnprocessableEntityException', 429: 'SlowDownException', 503: 'ServiceUnavailableException',
+};
 
 export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.addHook('onRequest', async (req, reply) => {
       const s = ctx.services();
       if (!s.config.catalog.enabled) {
-        return reply.status(404).send(errorBody(404, `no route for ${req.method} ${req.url.split('?')[0]}`));
+        // Not the routes' declared (Iceberg) 404 shape: bypass their serializer.
+        return reply.status(404).type('application/json; charset=utf-8').serializer(JSON.stringify)
+          .send(errorBody(404, `no route for ${req.method} ${req.url.split('?')[0]}`));
       }
       try {
-        principals.set(req, await authenticateCatalog(s, req.headers.authorization));
+        setCatalogPrincipal(req, await authenticateCatalog(s, req.headers.authorization));
       } catch (err) {
         if (!(err instanceof CatalogAuthError)) throw err;
         reply.header('www-authenticate', err.presented ? 'Bearer realm="svc-catalog", error="invalid_token"' : 'Bearer realm="svc-catalog"');
@@ -34,19 +44,46 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }
     });
 
+    // Every answer under /catalog is an IcebergErrorResponse, a client's mistake never a 500.
+    app.setErrorHandler((err: FastifyError, req, reply) => {
+      if (err instanceof IcebergError) return reply.status(err.status).send(err.body());
+      if (err.validation) {
+        const first = err.validation[0];
+        const path = first?.instancePath ? ` at ${first.instancePath.replace(/^\//, '').replace(/\//g, '.')}` : '';
+        return reply.status(400).send(iceberg(400, 'BadRequestException', `invalid ${err.validationContext ?? 'request'}${path}: ${first?.message ?? err.message}`));
+      }
+      const status = err instanceof DomainError ? err.status : err.statusCode ?? 500;
+      if (status >= 400 && status < 500) return reply.status(status).send(iceberg(status, TYPES[status] ?? 'BadRequestException', err.message));
+      req.log.error({ err }, 'catalog request failed');
+      return reply.status(500).send(iceberg(500, 'ServerErrorException', 'internal error'));
+    });
+
     app.get('/catalog/v1/config', {
       config: { csrf: false },
       schema: {
         tags: ['catalog'],
-        summary: 'Iceberg REST catalog configuration (mounted with catalog.enabled); bearer JWT with aud oidc.catalog_audience, or catalog.auth_token',
+        summary: 'Iceberg REST catalog configuration (mounted with catalog.enabled): `warehouse` names a workspace, `overrides.prefix` is the path prefix; bearer JWT with aud oidc.catalog_audience, or catalog.auth_token',
         querystring: z.object({ warehouse: z.string().max(1024).optional() }),
         response: {
-          200: z.object({ defaults: z.record(z.string(), z.string()), overrides: z.record(z.string(), z.string()) }),
-          401: icebergError,
-          404: z.object({ error: z.string(), message: z.string() }),
+          200: z.object({
+            defaults: z.record(z.string(), z.string()), overrides: z.record(z.string(), z.string()),
+            endpoints: z.array(z.string()), 'idempotency-key-lifetime': z.string(),
+          }),
+          ...catalogErrors,
         },
       },
-    }, async (req) => catalogConfig(ctx.services().config, req.query.warehouse));
+    }, async (req) => {
+      const s = ctx.services();
+      const caller = await callerOf(s, req);
+      const principal = catalogPrincipal(req);
+      const named = req.query.warehouse && req.query.warehouse !== '' ? req.query.warehouse : (principal?.kind === 'token' ? principal.workspace : null);
+      if (!named) throw badRequest('name the warehouse: the `warehouse` parameter is a workspace slug');
+      await requireRight(caller, named, 'read', 'using the warehouse');
+      const wh = await findWarehouse(s, named);
+      return catalogConfig(wh.slug, wh.root);
+    });
+
+    await app.register(catalogNamespaceRoutes(ctx));
 
     // Other catalog paths pass the same gate, then are unknown.
     app.all('/catalog/*', { config: { csrf: false }, schema: { hide: true } }, async (req, reply) => {

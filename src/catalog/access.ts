@@ -1,0 +1,84 @@
+// Who may do what in the catalog (issue 12 point 4): one decision per request, from the gate's
+// principal and the workspace (= warehouse) it addresses.
+// - The static catalog.auth_token is administration: everything, everywhere.
+// - A token acting for a person (`act`, from token exchange) carries the person's workspace role:
+//   ws_viewer reads, ws_editor writes (creates, commits, renames), ws_admin also drops and manages
+//   namespace properties. A platform administrator is ws_admin everywhere (as for /api). When the
+//   token names a workspace (its client is bound to one), only that workspace.
+// - A client's own token acts within its workspace with every right there; a client bound to
+//   no workspace reaches no warehouse.
+// Denials are 403 and name the rule that denied; a caller without any role in a workspace gets
+// 403 before any name inside it is looked up, so names never leak (Lakekeeper does the same).
+import type { Services } from '../services.js';
+import type { WorkspaceRole } from '../db/index.js';
+import type { CatalogPrincipal } from './gate.js';
+import { forbidden } from './errors.js';
+import { TtlCache } from '../util/ttl-cache.js';
+
+export type CatalogRight = 'read' | 'write' | 'manage';
+const NEEDS: Record<CatalogRight, WorkspaceRole> = { read: 'ws_viewer', write: 'ws_editor', manage: 'ws_admin' };
+const RANK: Record<WorkspaceRole, number> = { ws_viewer: 1, ws_editor: 2, ws_admin: 3 };
+
+/** The caller as recorded in governance events. */
+export interface CatalogCaller {
+  actorId: string | null;
+  actor: string;
+  /** The role this caller holds in `workspace`, or null for none; `why` names the rule. */
+  roleIn(workspace: string): Promise<{ role: WorkspaceRole | null; why: string }>;
+}
+
+// Person lookups by `sub` (then email) for delegated tokens, a few seconds like access snapshots.
+const people = new WeakMap<Services, TtlCache<string, { id: string; email: string } | null>>();
+
+async function findPerson(s: Services, sub: string, email: string | null) {
+  let cache = people.get(s);
+  if (!cache) { cache = new TtlCache(10_000, 5_000, () => s.clock.now().getTime()); people.set(s, cache); }
+  const key = `${sub}\u0000${email ?? ''}`;
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  let row = await s.db.selectFrom('users').select(['id', 'email']).where('sub', '=', sub).executeTakeFirst();
+  if (!row && email) row = await s.db.selectFrom('users').select(['id', 'email']).where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+  const v = row ?? null;
+  cache.set(key, v);
+  return v;
+}
+
+export async function catalogCaller(s: Services, p: CatalogPrincipal): Promise<CatalogCaller> {
+  if (p.kind === 'admin') {
+    return { actorId: null, actor: 'catalog.auth_token', roleIn: async () => ({ role: 'ws_admin', why: 'the catalog administration token' }) };
+  }
+  const bound = (ws: string) => p.workspace !== null && p.workspace !== ws;
+  if (p.actor === null) {
+    const label = `client:${p.clientId ?? p.sub}`;
+    return {
+      actorId: null, actor: label,
+      roleIn: async (ws) => {
+        if (p.workspace === null) return { role: null, why: `${label} is bound to no workspace` };
+        if (bound(ws)) return { role: null, why: `${label} is bound to workspace ${p.workspace}` };
+        return { role: 'ws_admin', why: `${label} acts within its workspace ${ws}` };
+      },
+    };
+  }
+  const person = await findPerson(s, p.sub, p.email);
+  const label = person?.email ?? p.email ?? p.sub;
+  return {
+    actorId: person?.id ?? null, actor: `${label} via client:${p.actor}`,
+    roleIn: async (ws) => {
+      if (!person) return { role: null, why: `${label} is not a user of this service` };
+      if (bound(ws)) return { role: null, why: `the token of client ${p.actor} is bound to workspace ${p.workspace}` };
+      const snap = await s.access.forUser(person.id);
+      if (snap.platformAdmin) return { role: 'ws_admin', why: `${label} is a platform administrator` };
+      const role = snap.workspaces.get(ws) ?? null;
+      return { role, why: role ? `${label} has ${role} in workspace ${ws}` : `${label} has no role in workspace ${ws}` };
+    },
+  };
+}
+
+/** Throws 403 ForbiddenException naming the rule unless the caller has `right` in `ws`. */
+export async function requireRight(caller: CatalogCaller, ws: string, right: CatalogRight, what: string): Promise<WorkspaceRole> {
+  const { role, why } = await caller.roleIn(ws);
+  const need = NEEDS[right];
+  if (role === null) throw forbidden(`Forbidden: ${why}`);
+  if (RANK[role] < RANK[need]) throw forbidden(`Forbidden: ${why}; ${what} needs ${need}`);
+  return role;
+}

@@ -1,0 +1,42 @@
+// Table types of the embedded Iceberg REST catalog (migrations/0011_catalog.sql).
+import type { ColumnType, Generated } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** jsonb: read as a value, written as JSON text. */
+type Json<T = unknown> = ColumnType<T, string | undefined, string>;
+
+export interface CatalogNamespacesTable {
+  id: Generated<string>;
+  workspace_id: string;
+  levels: string[];
+  properties: Json<Record<string, string>>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface CatalogTablesTable {
+  id: Generated<string>;
+  namespace_id: string;
+  name: string;
+  kind: 'table' | 'view';
+  metadata_location: string;
+  metadata: Json<Record<string, unknown>>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface CatalogIdempotencyTable {
+  workspace_id: string;
+  key: string;
+  operation: string;
+  status: number;
+  body: ColumnType<unknown, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+}
+
+export interface CatalogTables {
+  catalog_namespaces: CatalogNamespacesTable;
+  catalog_tables: CatalogTablesTable;
+  catalog_idempotency: CatalogIdempotencyTable;
+}

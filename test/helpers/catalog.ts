@@ -1,0 +1,69 @@
+// A listening app with the catalog on, a real S3 server (s3rver) behind it, workspaces and
+// people with roles, and real tokens of the service's identity provider for each kind of caller.
+import type { AddressInfo } from 'node:net';
+import { startTestApp, type TestApp } from './app.js';
+import { startS3, type TestS3 } from './s3.js';
+import { ensureWorkspace } from '../../src/workspaces/workspaces.js';
+import { grantWorkspaceRoleToUser } from '../../src/access/grants.js';
+import { createClient, CLI_ACTOR } from '../../src/idp/clients.js';
+import { machines } from '../../src/idp/state.js';
+import { mintAccessToken } from '../../src/idp/tokens.js';
+import type { WorkspaceRole } from '../../src/db/index.js';
+
+export const CATALOG_TOKEN = 'catalog-admin-token-0123456789';
+
+export interface CatalogApp {
+  t: TestApp;
+  s3: TestS3;
+  /** http://127.0.0.1:port/catalog/ */
+  base: string;
+  close(): Promise<void>;
+}
+
+export async function startCatalogApp(env: Record<string, string> = {}): Promise<CatalogApp> {
+  const s3 = await startS3('warehouse');
+  const t = await startTestApp({
+    SVC_CATALOG__ENABLED: 'true', SVC_CATALOG__AUTH_TOKEN: CATALOG_TOKEN, SVC_CATALOG__WAREHOUSE: 's3://warehouse/lake',
+    SVC_IDP__ISSUER: 'https://svc.example.test',
+    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__BUCKET: s3.bucket, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...env,
+  });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (t.app.server.address() as AddressInfo).port;
+  return { t, s3, base: `http://127.0.0.1:${port}/catalog/`, async close() { await t.close(); await s3.stop(); } };
+}
+
+export async function workspace(t: TestApp, slug: string): Promise<string> {
+  return (await ensureWorkspace(t.services.db, slug, null)).workspace.id;
+}
+
+/** A person (with an IdP `sub`) holding `role` in each named workspace. */
+export async function person(t: TestApp, email: string, roles: Record<string, WorkspaceRole>): Promise<{ id: string; sub: string }> {
+  const sub = `sub-${email}`;
+  const u = await t.services.db.insertInto('users').values({ email, sub, name: email } as never).returning('id').executeTakeFirstOrThrow();
+  for (const [slug, role] of Object.entries(roles)) {
+    await grantWorkspaceRoleToUser(t.services.db, await workspace(t, slug), u.id, role, null, t.clock.now());
+  }
+  return { id: u.id, sub };
+}
+
+/** The token an engine holds when acting for `p` (token exchange's shape: sub, act, email). */
+export async function personToken(t: TestApp, p: { sub: string }, email: string, opts: { workspace?: string } = {}): Promise<string> {
+  const m = machines(t.services);
+  const { token } = await mintAccessToken(m.keys, t.services.clock, m.issuer, {
+    sub: p.sub, audiences: [t.config.oidc.catalog_audience], clientId: 'engine-1', scope: '', act: { sub: 'engine-1' },
+    workspace: opts.workspace ?? null, extra: { email },
+  });
+  return token;
+}
+
+/** A client's own token from POST /oauth/token (client credentials), bound to `ws` when given. */
+export async function clientToken(t: TestApp, ws: string | null): Promise<string> {
+  const c = await createClient(t.services.db, CLI_ACTOR, { name: `engine-${ws ?? 'none'}`, audiences: [t.config.oidc.catalog_audience], workspace: ws });
+  const res = await t.app.inject({
+    method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: c.client_id, client_secret: c.client_secret }).toString(),
+  });
+  if (res.statusCode !== 200) throw new Error(`token endpoint: ${res.statusCode} ${res.body}`);
+  return res.json().access_token;
+}
