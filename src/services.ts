@@ -15,6 +15,7 @@ import { RateLimiter } from './auth/rate-limit.js';
 import { CacheInvalidator } from './util/invalidation.js';
 import { Queues } from './jobs/queues.js';
 import { Sealer } from './secrets/seal.js';
+import { QueryEngines } from './queries/run.js';
 
 export interface Services {
   config: Config;
@@ -37,6 +38,8 @@ export interface Services {
   queues: Queues;
   /** Seals and unseals stored secrets with secrets.master_key. */
   sealer: Sealer;
+  /** Engines SQL runs on (src/queries/run.ts): the embedded DuckDB one and named engines. */
+  queryEngines: QueryEngines;
   /** Redis for BullMQ and invalidation, connected on first use. */
   redis(): Redis;
   /** Registers teardown run by close(), last registered first. */
@@ -76,6 +79,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const access = new AccessResolver(db, clock);
   invalidator.on('session', (keys) => sessions.forget(keys));
   invalidator.on('access', (keys) => access.forget(keys));
+  const queryEngines = new QueryEngines(config, logging.module('svc::queries'));
   const closeLog = logging.module('svc');
   const closing = (what: string) => (err: Error) => closeLog.warn({ err: err.message }, `shutdown: ${what} failed`);
   return {
@@ -97,11 +101,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     tokenLimiter: new RateLimiter({ max: rl.token_max_attempts, windowMs: rl.token_window_secs * 1000, lockoutMs: rl.token_lockout_secs * 1000 }, clock),
     queues,
     sealer: new Sealer(config.secrets.master_key),
+    queryEngines,
     redis: getRedis,
     onClose(fn) { closers.push(fn); },
     async close() {
       for (const c of closers.reverse()) await c().catch(closing('a registered teardown'));
       await queues.close();
+      await queryEngines.close().catch(closing('closing the embedded databases'));
       await this.audit.stop().catch(closing('the audit writer\'s last flush'));
       if (redis) await redis.quit().catch(() => redis!.disconnect());
       s3.close();

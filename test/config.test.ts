@@ -107,8 +107,15 @@ describe('defaults', () => {
       query_timeout_secs: 60,
       preview_rows: 100,
       results_prefix: 'query-results',
+      results_retention_days: 7,
+      concurrency: 4,
     });
     assert.equal(c.engines.provisioner, 'auto');
+    assert.equal(c.engines.embedded, 'auto');
+    assert.equal(c.engines.embedded_data_dir, '');
+    assert.equal(c.engines.embedded_memory_limit, '1GB');
+    assert.equal(c.engines.embedded_threads, 2);
+    assert.equal(c.engines.embedded_max_databases, 16);
     assert.equal(c.engines.local_container.host, 'unix:///var/run/docker.sock');
     assert.equal(c.engines.local_container.network, '');
     assert.equal(c.engines.local_container.project, '');

@@ -2,6 +2,7 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { WorkflowTables } from './workflow-types.js';
 import type { CatalogTables } from './catalog-types.js';
+import type { QueryTables } from './query-types.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -164,7 +165,7 @@ export interface PolicyTagsTable {
   created_at: CreatedAt;
 }
 
-export interface Database extends WorkflowTables, CatalogTables {
+export interface Database extends WorkflowTables, CatalogTables, QueryTables {
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;

@@ -1,13 +1,24 @@
 // Query execution and engine provisioning (SPEC 8 engine, engines, olap).
 import { z } from 'zod';
-import { meta, count, str, optStr, section, strRule, oneOf } from '../builders.js';
+import { meta, count, atLeast, str, optStr, section, strRule, oneOf } from '../builders.js';
 
 export const engine = section('query execution', {
   max_rows: count(100000, 'most rows a query returns; at least 1 (startup check)'),
   query_timeout_secs: count(60, 'query timeout; at least 1 (startup check)'),
   preview_rows: count(100, 'rows of a preview; at most `engine.max_rows` (startup check)'),
   results_prefix: str('query-results', 'object key prefix of query results inside the bucket'),
+  results_retention_days: count(7, 'days a query result stays in the object store after the query ended; 0 keeps results for ever'),
+  concurrency: atLeast(1, 4, 'queries each replica runs at once (the embedded engine and the `queries` job worker); more wait queued'),
 });
+
+// The embedded engine: DuckDB in process, one database per workspace (docs/engines.md).
+const embedded = {
+  embedded: oneOf(['auto', 'on', 'off'], 'auto', 'embedded DuckDB engine: `auto` offers it when the resolved provisioner is `none`, `on` always, `off` never'),
+  embedded_data_dir: str('', 'directory of the embedded databases (one file per workspace); empty keeps them in memory, lost on restart or eviction'),
+  embedded_memory_limit: strRule('1GB', 'DuckDB memory_limit of each workspace database', (v) => /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(v), 'must be a size such as 512MB or 1GB'),
+  embedded_threads: atLeast(1, 2, 'DuckDB threads of each workspace database'),
+  embedded_max_databases: atLeast(1, 16, 'workspace databases open at once; the least recently used idle one is closed beyond it'),
+};
 
 const local_container = z
   .object({
@@ -44,6 +55,7 @@ export const engines = z.object({
     '`auto` uses the cluster when the service runs in one or a cluster configuration is found and never picks `local_container`; `cluster`, `local_container`, `none` choose explicitly',
   ),
   local_container,
+  ...embedded,
 }).superRefine((v, ctx) => {
   if (v.provisioner !== 'local_container') return;
   for (const key of ['network', 'project'] as const) {
