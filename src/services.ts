@@ -70,7 +70,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     return redis;
   };
   const invalidator = new CacheInvalidator(getRedis, logging.module('svc::redis'));
-  const queues = new Queues(getRedis, overrides.queuePrefix ?? 'svc');
+  // The shared connection logs its own errors; a queue's are the same ones, seen again.
+  const queues = new Queues(getRedis, overrides.queuePrefix ?? 'svc', (queue, err) => logging.module('svc::jobs').debug({ queue, err: err.message }, 'queue error (also reported by the Redis connection)'));
   const rl = config.rate_limit;
   const sessions = new SessionStore(db, clock, {
     absoluteTtlMs: config.session.absolute_ttl_hours * 3_600_000,

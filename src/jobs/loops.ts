@@ -3,7 +3,7 @@
 import type { Services } from '../services.js';
 import { startMaintenance } from './maintenance.js';
 import { startWorkflowWorker } from './workflow-worker.js';
-import { startTriggerLoop } from '../workflows/triggers.js';
+import { startTriggerLoop } from './trigger-loop.js';
 
 export async function startLoops(services: Services): Promise<void> {
   const log = services.logging.module('svc::jobs');

@@ -14,11 +14,12 @@
 // id = the batch's UUID) and a worker writes each batch in one INSERT, so an API process that dies
 // loses nothing it already handed over. When Redis does not take a batch, the sink writes it
 // directly (counted in svc_audit_events_direct_total).
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import type { Services } from '../services.js';
-import { QUEUE } from './queues.js';
+import { QUEUE, QUEUES, jobOptions} from './queues.js';
+import { startWorker } from './worker.js';
 import { pruneAccessLog, pruneAuditEvents, pruneTaskLogs } from '../audit/retention.js';
 import { authzBatchStored, insertAuthzEvents, type AuditBatch, type AuditHandOver } from '../audit/sink.js';
 import { executionPrefix } from '../workflows/files.js';
@@ -149,20 +150,16 @@ export async function startMaintenance(services: Services, opts: MaintenanceOpti
   ];
   for (const s of schedules) {
     if (s.enabled) {
-      await queue.upsertJobScheduler(s.name, { every }, { name: s.name, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+      await queue.upsertJobScheduler(s.name, { every }, { name: s.name, opts: QUEUES.maintenance.scheduledJobOptions });
     } else {
       await queue.removeJobScheduler(s.name);
       s.declined?.();
     }
   }
 
-  const connection = services.queues.connection();
-  const worker = new Worker(QUEUE.maintenance, async (job) => {
-    observeWait(services, QUEUE.maintenance, job);
-    return runMaintenanceJob(services, job.name, deps);
-  }, { connection, prefix, concurrency: 1 });
-  worker.on('failed', (job, err) => { services.metrics.jobFailures.inc({ queue: QUEUE.maintenance }); log.warn({ job: job?.name, err: err.message }, 'maintenance job failed'); });
-  worker.on('error', (err) => log.warn({ queue: QUEUE.maintenance, err: err.message }, 'worker error'));
+  const worker = startWorker(services, QUEUES.maintenance, (job) => runMaintenanceJob(services, job.name, deps), {
+    prefix, log, concurrency: 1, failedMessage: 'maintenance job failed', describe: (job) => ({ job: job.name }),
+  });
 
   let audit: { worker: Worker; handOver: AuditQueueHandOver } | null = null;
   if (opts.audit !== false) {
@@ -187,10 +184,6 @@ export async function startMaintenance(services: Services, opts: MaintenanceOpti
       if (!sharedQueues) await queue.close();
     },
   };
-}
-
-function observeWait(services: Services, queue: string, job: Job): void {
-  services.metrics.jobWaitSeconds.observe({ queue }, Math.max(0, Date.now() - (job.timestamp + (job.opts.delay ?? 0))) / 1000);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,7 +217,7 @@ export async function createAuditHandOver(services: Services, opts: { prefix?: s
     t.unref();
     conn.once('ready', () => { clearTimeout(t); resolve(); });
   });
-  const queue = new Queue<AuditBatch>(QUEUE.audit, { connection: conn, prefix: opts.prefix ?? services.queues.prefix });
+  const queue = new Queue<AuditBatch>(QUEUES.audit.name, { connection: conn, prefix: opts.prefix ?? services.queues.prefix });
   queue.on('error', () => {});
   const counter = directCounter(services);
   const settleMs = opts.settleMs ?? SETTLE_MS;
@@ -234,10 +227,7 @@ export async function createAuditHandOver(services: Services, opts: { prefix?: s
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
-          queue.add('batch', batch, {
-            jobId: batch.id, attempts: 5, backoff: { type: 'exponential', delay: 1_000 },
-            removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { count: 5_000 },
-          }),
+          queue.add('batch', batch, jobOptions(QUEUES.audit, { jobId: batch.id })),
           new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`the audit queue did not answer within ${HAND_OVER_TIMEOUT_MS} ms`)), HAND_OVER_TIMEOUT_MS); }),
         ]);
       } finally { clearTimeout(timer); }
@@ -267,19 +257,15 @@ export async function createAuditHandOver(services: Services, opts: { prefix?: s
  */
 export function startAuditWorker(services: Services, opts: { prefix?: string } = {}): Worker<AuditBatch> {
   const log = services.logging.module('svc::audit');
-  const worker = new Worker<AuditBatch>(QUEUE.audit, async (job) => {
-    observeWait(services, QUEUE.audit, job);
+  // concurrency 1: batches are written in order within a process
+  return startWorker(services, QUEUES.audit, async (job) => {
     const events = job.data.events ?? [];
     if (job.attemptsStarted > 1 && await authzBatchStored(services.db, events)) return { written: 0, repeated: true };
     await insertAuthzEvents(services.db, events);
     services.metrics.auditWritten.inc(events.length);
     return { written: events.length };
-  }, { connection: services.queues.connection(), prefix: opts.prefix ?? services.queues.prefix, concurrency: 1 }); // in order within a process
-  worker.on('failed', (job, err) => {
-    services.metrics.jobFailures.inc({ queue: QUEUE.audit });
-    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) services.metrics.auditDropped.inc(job.data.events?.length ?? 0);
-    log.warn({ job: job?.id, err: err.message }, 'audit batch could not be written');
+  }, {
+    prefix: opts.prefix, log, concurrency: 1, failedMessage: 'audit batch could not be written', describe: (job) => ({ job: job.id }),
+    onFailed: (job, _err) => { if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) services.metrics.auditDropped.inc(job.data.events?.length ?? 0); },
   });
-  worker.on('error', (err) => log.warn({ queue: QUEUE.audit, err: err.message }, 'worker error'));
-  return worker;
 }

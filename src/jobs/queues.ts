@@ -1,54 +1,124 @@
-// The BullMQ queues, one per job kind, created on first use. Producers (the API) and consumers
-// (workers in `svc serve` with the loops enabled) share these names and the key prefix.
+// The registry of BullMQ queues: every queue is declared here once, with its payload type, what it
+// carries and the options of its jobs (retention above all), so that producers (the API, the
+// orchestrator) and consumers (workers in `svc serve` with the loops enabled) share one name, one
+// key prefix and one retention. docs/queues.md says how to declare a new one.
 import { createRequire } from 'node:module';
-import type { Queue, ConnectionOptions } from 'bullmq';
+import type { Queue, ConnectionOptions, JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { AuditBatch } from '../audit/sink.js';
 
 // bullmq is loaded on first use: `svc openapi` and one-shot commands never need it.
 const require = createRequire(import.meta.url);
 let QueueClass: typeof Queue | undefined;
 
-export const QUEUE = {
-  /** start / advance / kill of an execution: the orchestrator */
-  executions: 'executions',
-  /** one job per task-run attempt: the leaf tasks */
-  taskRuns: 'task-runs',
-  /** cron tick and flow-trigger evaluation */
-  triggers: 'triggers',
-  /** retention pruning and other housekeeping */
-  maintenance: 'maintenance',
-  /** audit batches handed over by the API */
-  audit: 'audit',
-} as const;
-export type QueueName = (typeof QUEUE)[keyof typeof QUEUE];
+/** A declared queue. `P` is the payload of its jobs (a type only: nothing checks it at run time). */
+export interface QueueDef<P = unknown> {
+  readonly name: string;
+  /** what the queue carries (shown in docs/queues.md and the queue dashboard's list) */
+  readonly description: string;
+  /** options of the jobs producers add (merged under the producer's own with jobOptions()) */
+  readonly jobOptions: JobsOptions;
+  /** options of the jobs a job scheduler adds (periodic work), when the queue has schedulers */
+  readonly scheduledJobOptions?: JobsOptions;
+  /** the dashboard shows it but cannot add, pause, retry or clean its jobs */
+  readonly readOnly?: boolean;
+  /** phantom field carrying P; never set */
+  readonly __payload?: P;
+}
+
+export function defineQueue<P>(def: Omit<QueueDef<P>, '__payload'>): QueueDef<P> {
+  return Object.freeze({ ...def });
+}
+
+/** Job options of a queue's jobs: the declared ones, then the producer's (a job id, a delay). */
+export function jobOptions(def: QueueDef<unknown>, extra: JobsOptions = {}): JobsOptions {
+  return { ...def.jobOptions, ...extra };
+}
+
+// Retention, in one place. Ordinary jobs keep the last 1,000 completed (the dashboard's history)
+// and more failed ones (5,000) for diagnosis; periodic housekeeping keeps a short history.
+const KEEP = { removeOnComplete: { count: 1_000 }, removeOnFail: { count: 5_000 } } as const;
+const SCHEDULED = { removeOnComplete: 100, removeOnFail: 100 } as const;
+const RETRIED = { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } } as const;
+
+/** Payload of the `executions` queue; `created` is the execution as created (a start job). */
+export interface ExecutionJob { executionId: string; created?: unknown }
+/** Payload of the `task-runs` queue: `attempt` is the attempt the job runs; `instant` whether the type is INSTANT. */
+export interface TaskRunJobData { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
+/** Payload of the `triggers` queue: `execution-ended` names the execution; `trigger-tick` carries nothing. */
+export interface TriggerJob { executionId?: string }
+
+export const QUEUES = {
+  executions: defineQueue<ExecutionJob>({
+    name: 'executions',
+    description: 'start / advance / kill of an execution: the orchestrator (plus the recovery sweep)',
+    jobOptions: KEEP,
+    // the sweep runs every reaper interval: a short history is enough
+    scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
+  }),
+  taskRuns: defineQueue<TaskRunJobData>({
+    name: 'task-runs',
+    description: 'one job per task-run attempt: the leaf tasks',
+    jobOptions: KEEP,
+  }),
+  triggers: defineQueue<TriggerJob>({
+    name: 'triggers',
+    description: 'cron tick (trigger-tick) and flow-trigger evaluation (execution-ended)',
+    jobOptions: { removeOnComplete: { count: 1_000 }, removeOnFail: { count: 1_000 }, ...RETRIED },
+    scheduledJobOptions: SCHEDULED,
+  }),
+  maintenance: defineQueue<Record<string, never>>({
+    name: 'maintenance',
+    description: 'retention pruning and other housekeeping',
+    jobOptions: SCHEDULED,
+    scheduledJobOptions: SCHEDULED,
+  }),
+  audit: defineQueue<AuditBatch>({
+    name: 'audit',
+    description: 'audit batches handed over by the API',
+    // an hour of completed batches is enough to answer "was it written"; failures stay for diagnosis
+    jobOptions: { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { count: 5_000 }, ...RETRIED },
+    readOnly: true,
+  }),
+} as const satisfies Record<string, QueueDef<any>>;
+
+export type QueueKey = keyof typeof QUEUES;
+
+/** The queue names by key (QUEUE.taskRuns === 'task-runs'). */
+export const QUEUE = Object.freeze(Object.fromEntries(Object.entries(QUEUES).map(([k, d]) => [k, d.name]))) as { readonly [K in QueueKey]: string };
+export type QueueName = string;
 
 export class Queues {
   private readonly open = new Map<string, Queue>();
 
-  constructor(private readonly redis: () => Redis, readonly prefix: string) {}
+  constructor(private readonly redis: () => Redis, readonly prefix: string, private readonly onError?: (queue: string, err: Error) => void) {}
 
   /** Connection options for a Worker or QueueEvents (BullMQ duplicates it for blocking calls). */
   connection(): ConnectionOptions {
     return this.redis() as unknown as ConnectionOptions;
   }
 
-  get(name: QueueName): Queue {
-    let q = this.open.get(name);
-    if (!q) {
+  /** The queue of a declaration (or of a declared name), opened on first use. */
+  get<P = any>(q: QueueDef<P> | QueueName): Queue<P> {
+    const name = typeof q === 'string' ? q : q.name;
+    let queue = this.open.get(name);
+    if (!queue) {
       QueueClass ??= (require('bullmq') as typeof import('bullmq')).Queue;
-      q = new QueueClass(name, { connection: this.connection(), prefix: this.prefix });
-      q.on('error', () => {});
-      this.open.set(name, q);
+      queue = new QueueClass(name, { connection: this.connection(), prefix: this.prefix });
+      // The shared Redis connection reports its own errors (services.ts); a queue repeats them.
+      queue.on('error', (err) => this.onError?.(name, err));
+      this.open.set(name, queue);
     }
-    return q;
+    return queue as Queue<P>;
   }
 
+  /** Every declared queue, opened. */
   all(): Queue[] {
-    return Object.values(QUEUE).map((n) => this.get(n));
+    return Object.values(QUEUES).map((d: QueueDef<unknown>) => this.get(d));
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.open.values()].map((q) => q.close().catch(() => {})));
+    await Promise.all([...this.open.values()].map((q) => q.close().catch((err: Error) => this.onError?.(q.name, err))));
     this.open.clear();
   }
 }

@@ -9,7 +9,7 @@ import { createdSnapshot } from './orchestrator.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { FlowValidationError, resolveInputs } from './flow.js';
 import { getFlow } from './flows.js';
-import { QUEUE } from '../jobs/queues.js';
+import { QUEUES, jobOptions } from '../jobs/queues.js';
 
 export const TERMINAL_EXECUTION: ExecutionState[] = ['SUCCESS', 'FAILED', 'KILLED'];
 
@@ -46,11 +46,8 @@ const CARRY_MAX_BYTES = 16_384;
 /** Asks a worker to (re)evaluate an execution. Jobs of one execution are deduplicated while waiting. */
 export async function enqueueAdvance(services: Services, executionId: string, reason: 'start' | 'advance' | 'kill', created?: Selectable<ExecutionsTable>): Promise<void> {
   const carried = created && JSON.stringify(created.inputs).length <= CARRY_MAX_BYTES ? createdSnapshot(created) : undefined;
-  await services.queues.get(QUEUE.executions).add(reason, { executionId, created: carried }, {
-    // The start job is idempotent by id, so recovery can re-add it safely.
-    jobId: reason === 'start' ? `${executionId}-start` : undefined,
-    removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 },
-  });
+  // The start job is idempotent by id, so recovery can re-add it safely.
+  await services.queues.get(QUEUES.executions).add(reason, { executionId, created: carried }, jobOptions(QUEUES.executions, { jobId: reason === 'start' ? `${executionId}-start` : undefined }));
 }
 
 export async function getExecution(services: Services, workspaceId: string, id: string) {

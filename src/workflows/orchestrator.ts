@@ -19,7 +19,7 @@ import { render, truthy } from './template.js';
 import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { FlowDefinitions } from './flows.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { QUEUE } from '../jobs/queues.js';
+import { QUEUES, jobOptions } from '../jobs/queues.js';
 
 type Status = 'done' | 'running' | 'failed' | 'killed';
 const TERMINAL_RUN: TaskRunState[] = ['SUCCESS', 'FAILED', 'KILLED', 'SKIPPED'];
@@ -62,9 +62,9 @@ export async function dispatchLeaves(services: Services, leaves: LeafDispatch[])
   const jobs = leaves.map((l) => ({
     name: 'run',
     data: { taskRunId: l.taskRunId, executionId: l.executionId, attempt: l.attempt + 1, instant: l.instant },
-    opts: { jobId: `${l.taskRunId}-${l.attempt + 1}`, delay: l.delayMs, removeOnComplete: { count: 1000 }, removeOnFail: { count: 5000 } },
+    opts: jobOptions(QUEUES.taskRuns, { jobId: `${l.taskRunId}-${l.attempt + 1}`, delay: l.delayMs }),
   }));
-  const q = services.queues.get(QUEUE.taskRuns);
+  const q = services.queues.get(QUEUES.taskRuns);
   if (jobs.length === 1) await q.add(jobs[0].name, jobs[0].data, jobs[0].opts);
   else await q.addBulk(jobs);
 }
@@ -161,10 +161,7 @@ async function afterAdvance(services: Services, executionId: string, ended: Exec
   if (ended) {
     services.metrics.executionsEnded.inc({ state: ended });
     // Flow triggers of other flows react to this end (the trigger worker is idempotent per end).
-    await services.queues.get(QUEUE.triggers).add('execution-ended', { executionId }, {
-      jobId: `${executionId}-ended`, attempts: 5, backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 },
-    });
+    await services.queues.get(QUEUES.triggers).add('execution-ended', { executionId }, jobOptions(QUEUES.triggers, { jobId: `${executionId}-ended` }));
   }
 }
 

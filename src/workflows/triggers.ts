@@ -16,12 +16,9 @@
 // stored copy): next_fire_at must be the first slot after last_fired_at (or, before the first
 // fire, the first slot to come). When it is not, the cron or time zone changed, and the trigger
 // starts again from now (slots of the new expression already past do not fire).
-import type { Worker, Job } from 'bullmq';
-import { createRequire } from 'node:module';
 import { Cron } from 'croner';
 import { sql } from 'kysely';
 import type { Services } from '../services.js';
-import { QUEUE } from '../jobs/queues.js';
 import { DomainError } from '../errors.js';
 import { createExecution, TERMINAL_EXECUTION } from './executions.js';
 import { resolveInputs, FlowValidationError, type FlowDef, type TriggerDef, type ValidationProblem } from './flow.js';
@@ -292,32 +289,4 @@ export async function processExecutionEnded(services: Services, executionId: str
   // already started are not started again (see above).
   if (errors.length) throw errors[0];
   return result;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The loop
-// ---------------------------------------------------------------------------------------------
-
-export interface TriggerLoop { worker: Worker; close(): Promise<void> }
-
-export async function startTriggerLoop(services: Services): Promise<TriggerLoop> {
-  const log = services.logging.module('svc::workflows::triggers');
-  const cfg = services.config.workflow;
-  const queue = services.queues.get(QUEUE.triggers);
-  const everyMs = Math.max(1, cfg.trigger_interval_secs) * 1000;
-  await queue.upsertJobScheduler('trigger-tick', { every: everyMs }, { name: 'trigger-tick', opts: { removeOnComplete: 100, removeOnFail: 100 } });
-  // bullmq is loaded when the loop starts: flow validation imports this module too.
-  const { Worker: WorkerClass } = createRequire(import.meta.url)('bullmq') as typeof import('bullmq');
-  const worker = new WorkerClass(QUEUE.triggers, async (job: Job<{ executionId?: string }>) => {
-    services.metrics.jobWaitSeconds.observe({ queue: QUEUE.triggers }, Math.max(0, Date.now() - (job.timestamp + (job.opts.delay ?? 0))) / 1000);
-    switch (job.name) {
-      case 'trigger-tick': return processTriggerTick(services);
-      case 'execution-ended': return processExecutionEnded(services, String(job.data.executionId ?? ''));
-      default: throw new Error(`unknown trigger job ${job.name}`);
-    }
-  }, { connection: services.queues.connection(), prefix: services.queues.prefix, concurrency: 4 });
-  worker.on('failed', (job, err) => { services.metrics.jobFailures.inc({ queue: QUEUE.triggers }); log.warn({ job: job?.name, id: job?.id, err: err.message }, 'trigger job failed'); });
-  worker.on('error', (err) => log.warn({ queue: QUEUE.triggers, err: err.message }, 'worker error'));
-  log.info({ every_ms: everyMs }, 'trigger loop started');
-  return { worker, async close() { await worker.close(); } };
 }

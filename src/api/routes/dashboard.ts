@@ -1,5 +1,5 @@
 // The queue dashboard: bull-board (@bull-board/fastify) at /admin/queues over every queue in
-// QUEUE, for platform_admin only.
+// QUEUES, for platform_admin only.
 // - bull-board registers its own page, JSON API (/admin/queues/api/...) and static assets; they
 //   are registered inside this encapsulated plugin, whose onRequest hook checks every one of them:
 //   no session 401, no platform_admin 403 (our error body). Page and API requests are recorded as
@@ -20,7 +20,7 @@ import type { Services } from '../../services.js';
 import { errorBody } from '../errors.js';
 import { allows } from '../../access/access.js';
 import { csrfMatches } from '../../auth/sessions.js';
-import { QUEUE } from '../../jobs/queues.js';
+import { QUEUES } from '../../jobs/queues.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -80,7 +80,7 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     serverAdapter.setBasePath(DASHBOARD_PATH);
     createBullBoard({
       // Audit batches are read-only: nobody edits, adds or removes audit events from here.
-      queues: services.queues.all().map((q) => new BullMQAdapter(q, { readOnlyMode: q.name === QUEUE.audit })),
+      queues: services.queues.all().map((q) => new BullMQAdapter(q, { readOnlyMode: Object.values(QUEUES).some((d) => d.name === q.name && d.readOnly === true) })),
       serverAdapter,
       options: { uiConfig: { boardTitle: 'svc queues' } },
     });
