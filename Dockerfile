@@ -3,9 +3,9 @@
 #
 #   docker build -t svc:$(node -p "require('./package.json').version") .
 #
-# Three stages: `build` compiles TypeScript with the dev dependencies, `deps` installs the
-# production dependencies only, `runtime` gets the compiled code, the SQL migrations, the browser
-# UI's static files and the production node_modules, and nothing else. Every RUN step is a plain shell command so CI can
+# Three stages: `build` compiles TypeScript and builds the browser console (Vite, ui/dist) with the
+# dev dependencies, `deps` installs the production dependencies only, `runtime` gets the compiled
+# code, the SQL migrations, the built console and the production node_modules, and nothing else. Every RUN step is a plain shell command so CI can
 # replay it outside a container (test/chart.test.ts does that on every run).
 #
 # `npm ci` installs exactly the lock (msgpackr-extract is pinned through `overrides` to a version
@@ -19,6 +19,9 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+COPY bin ./bin
+COPY scripts/build-ui.sh ./scripts/
+COPY ui ./ui
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps
@@ -33,7 +36,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY migrations ./migrations
-COPY ui ./ui
+COPY --from=build /src/ui/dist ./ui/dist
 COPY --from=build /src/dist ./dist
 # `svc` on PATH; a fixed non-root uid/gid (10001) that the Helm chart's securityContext names.
 # The application files stay owned by root: the process cannot modify its own code.

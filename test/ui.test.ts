@@ -18,6 +18,7 @@ import { createGroup } from '../src/access/governance.js';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { freePort } from './helpers/net.js';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
+import { seriousViolations } from './helpers/a11y.js';
 
 const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -107,28 +108,42 @@ describe('UI with single sign-on off', () => {
     assert.equal(page.headers.get('referrer-policy'), 'same-origin');
     assert.equal(page.headers.get('cache-control'), 'no-store');
     const html = await page.text();
-    assert.match(html, /<script type="module" src="\/ui\/app.js"><\/script>/);
-    assert.doesNotMatch(html, /<script>|<style|\sstyle="|\son[a-z]+="/i, 'no inline script, style or handler (CSP)');
+    // The built page links its script and stylesheet by content-hashed name (Vite), nothing inline.
+    const script = /<script type="module" crossorigin src="(\/ui\/assets\/index-[A-Za-z0-9_-]{8,}\.js)"><\/script>/.exec(html)?.[1];
+    const style = /<link rel="stylesheet" crossorigin href="(\/ui\/assets\/index-[A-Za-z0-9_-]{8,}\.css)">/.exec(html)?.[1];
+    assert.ok(script && style, html);
+    assert.doesNotMatch(html, /<script>|<script(?![^>]*\ssrc=)[^>]*>|<style|\sstyle="|\son[a-z]+="|https?:\/\//i, 'no inline script, style or handler (CSP), no CDN');
 
-    for (const [asset, type] of [['app.js', /^text\/javascript/], ['styles.css', /^text\/css/], ['favicon.svg', /^image\/svg\+xml/]] as const) {
-      const res = await fetch(`${svc.base}/ui/${asset}`);
+    for (const [asset, type, cache] of [[script, /^text\/javascript/, 'public, max-age=31536000, immutable'], [style, /^text\/css/, 'public, max-age=31536000, immutable'],
+      ['/ui/favicon.svg', /^image\/svg\+xml/, 'no-cache']] as const) {
+      const res = await fetch(`${svc.base}${asset}`, { headers: { 'accept-encoding': 'identity' } });
       assert.equal(res.status, 200, asset);
       assert.match(res.headers.get('content-type') ?? '', type);
-      assert.equal(res.headers.get('cache-control'), 'no-cache');
+      assert.equal(res.headers.get('cache-control'), cache, asset);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(res.headers.get('content-security-policy'), CSP);
+      const body = await res.text();
+      assert.ok(body.length > 0);
       const etag = res.headers.get('etag');
-      assert.match(etag ?? '', /^"[A-Za-z0-9_-]+"$/);
-      const again = await fetch(`${svc.base}/ui/${asset}`, { headers: { 'if-none-match': etag! } });
+      assert.match(etag ?? '', /^(W\/)?"[A-Za-z0-9_-]+"$/);
+      // (raw: fetch() adds `Cache-Control: no-cache` to conditional requests, an end-to-end reload)
+      const again = await rawGet(svc.port, asset, { 'if-none-match': etag!, 'accept-encoding': 'identity' });
       assert.equal(again.status, 304, `${asset} revalidates`);
-      assert.equal(await again.text(), '');
+      assert.equal(again.body, '');
     }
+    // Pre-compressed at build time: a browser accepting brotli gets the .br file, decoded here.
+    const br = await rawGet(svc.port, script, { 'accept-encoding': 'br' });
+    assert.equal(br.status, 200);
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.match(String(br.headers['content-type']), /^(text|application)\/javascript/);
+    assert.ok(Number(br.headers['content-length']) < (await (await fetch(`${svc.base}${script}`, { headers: { 'accept-encoding': 'identity' } })).text()).length / 2);
 
     const missing = await fetch(`${svc.base}/ui/nope.js`);
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { error: 'not_found', message: 'no such asset: /ui/nope.js' });
 
     for (const target of ['/ui/../package.json', '/ui/..%2fpackage.json', '/ui/%2e%2e/%2e%2e/package.json', '/ui/%2e%2e%2f%2e%2e%2fpackage.json',
-      '/ui/..\\package.json', '/ui/.hidden.js', '/ui//etc/passwd', '/ui/%2fetc%2fpasswd', '/ui/app.js%00.css', '/ui/']) {
+      '/ui/..\\package.json', '/ui/.hidden.js', '/ui//etc/passwd', '/ui/%2fetc%2fpasswd', '/ui/favicon.svg%00.css', '/ui/', '/ui/.build-stamp', '/ui/index.html', '/ui/assets/../../../package.json']) {
       const res = await rawGet(svc.port, target);
       assert.equal(res.status, 404, `${target} is refused`);
       assert.equal(JSON.parse(res.body).error, 'not_found', target);
@@ -147,6 +162,7 @@ describe('UI with single sign-on off', () => {
     assert.equal(await page.getByRole('button', { name: 'Break-glass sign-in' }).count(), 0);
     assert.equal(await focused(page), '#email');
     await browser.screenshot(page, 'local-01-sign-in');
+    assert.deepEqual(await seriousViolations(page), [], 'sign-in: no serious accessibility violation');
 
     // Wrong password: typed, Tab to the password, Enter submits; the API's message is shown.
     await page.keyboard.type(ADMIN.email);
@@ -170,6 +186,7 @@ describe('UI with single sign-on off', () => {
     assert.match(await page.locator('#platform-roles').innerText(), /platform_admin/);
     assert.equal(await page.getByRole('link', { name: 'Members of' }).count(), 1);
     await browser.screenshot(page, 'local-03-home');
+    assert.deepEqual(await seriousViolations(page), [], 'home: no serious accessibility violation');
 
     // Groups screen: grant and revoke platform_admin on an existing group (by id).
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Groups' }).click();
@@ -196,6 +213,7 @@ describe('UI with single sign-on off', () => {
     await page.getByRole('status').filter({ hasText: 'Granted platform_admin to group platform-admins.' }).waitFor();
     assert.match(await page.locator('#groups-table tr[data-group="platform-admins"]').innerText(), /platform-admins\s+identity provider\s+0\s+yes/);
     await browser.screenshot(page, 'local-05-groups');
+    assert.deepEqual(await seriousViolations(page), [], 'groups: no serious accessibility violation');
 
     // Errors of the API are shown: a second local group with that name makes the name ambiguous.
     const admin = await svc.server.services.db.selectFrom('users').select(['id', 'email']).where('email', '=', ADMIN.email).executeTakeFirstOrThrow();
@@ -345,6 +363,7 @@ describe('UI with single sign-on on', () => {
     assert.match(await row.innerText(), /analysts\s+identity provider/);
     assert.equal(await adm.page.getByLabel('Role of analysts', { exact: true }).inputValue(), 'ws_viewer');
     await browser.screenshot(adm.page, 'sso-07-members-added-viewer');
+    assert.deepEqual(await seriousViolations(adm.page), [], 'members: no serious accessibility violation');
 
     // Change it to ws_editor.
     await adm.page.getByLabel('Role of analysts', { exact: true }).selectOption('ws_editor');

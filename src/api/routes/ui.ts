@@ -1,25 +1,29 @@
-// The browser UI: `GET /` answers ui/index.html, `GET /ui/*` the static assets next to it (one ES
-// module, one stylesheet, an icon). No build step, no framework, hash routing in the page, so no
-// SPA fallback is needed. The files are read from `<repo>/ui` relative to this module, which is
-// the same path from src/api/routes (tsx) and from dist/api/routes (compiled).
+// The browser console: `GET /` answers the built ui/dist/index.html, `GET /ui/*` the built assets
+// next to it (Vite output with content-hashed names under assets/, plus the files of ui/public).
+// `scripts/build-ui.sh` (part of `npm run build`) writes ui/dist; the folder is found relative to
+// this module, the same path from src/api/routes (tsx) and from dist/api/routes (compiled).
+//
+// Files are sent by @fastify/static (streams, Range, ETag/Last-Modified, 304), pre-compressed
+// `.br`/`.gz` siblings when the browser accepts them. Hashed assets never change under their
+// name, so they are cached for a year as immutable; index.html is never cached, so a new build
+// is picked up on the next load; the other files (favicon) are revalidated.
 //
 // Hardening: a strict Content-Security-Policy (no inline script or style anywhere in the UI),
-// nosniff, same-origin referrers, no framing; index.html is never cached, assets are revalidated
-// with a strong ETag. Asset names are checked against a strict pattern and resolved inside the UI
-// folder; anything else (`..`, dot files, encoded separators, unknown types) is a 404 in the
-// standard JSON error body.
-import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+// nosniff, same-origin referrers, no framing. Asset names are checked against a strict pattern
+// and resolved inside the UI folder before @fastify/static sees them; anything else (`..`, dot
+// files, encoded separators, unknown types, missing files) is a 404 in the standard JSON body.
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
 import { z } from 'zod';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { errorSchema } from '../schemas.js';
 import { notFound } from '../../errors.js';
 
-export const UI_DIR = fileURLToPath(new URL('../../../ui/', import.meta.url));
+export const UI_DIR = fileURLToPath(new URL('../../../ui/dist/', import.meta.url));
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
@@ -41,9 +45,8 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /** Path segments of letters, digits, `_`, `-` and `.`, never starting with a dot (no `..`, no dot files). */
 const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
-const MAX_ASSET_BYTES = 2 * 1024 * 1024;
-
-interface Asset { body: Buffer; etag: string; type: string; key: string }
+/** Vite's output names under assets/: `<name>-<8+ char hash>.<ext>`. */
+const HASHED = /^assets\/[A-Za-z0-9_.-]+-[A-Za-z0-9_-]{8,}\.[a-z0-9]+$/;
 
 /** Resolves an asset name inside the UI folder, or null when it is not a servable name. */
 export function resolveAsset(name: string, root = UI_DIR): string | null {
@@ -55,25 +58,16 @@ export function resolveAsset(name: string, root = UI_DIR): string | null {
   return file;
 }
 
+async function isFile(file: string): Promise<boolean> {
+  try { return (await stat(file)).isFile(); } catch { return false; }
+}
+
 export function uiRoutes(_ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
-    // Files are re-read when their size or mtime changes, so an edited asset is served at once.
-    const cache = new Map<string, Asset>();
-
-    async function load(file: string): Promise<Asset | null> {
-      let st;
-      try { st = await stat(file); } catch { return null; }
-      if (!st.isFile() || st.size > MAX_ASSET_BYTES) return null;
-      const key = `${st.size}:${st.mtimeMs}`;
-      const hit = cache.get(file);
-      if (hit && hit.key === key) return hit;
-      let body: Buffer;
-      try { body = await readFile(file); } catch { return null; }
-      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-      const asset = { body, etag, key, type: CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream' };
-      cache.set(file, asset);
-      return asset;
-    }
+    // serve: false: only the two routes below send files, after their own checks.
+    await app.register(fastifyStatic, {
+      root: UI_DIR, serve: false, preCompressed: true, cacheControl: false, contentType: false, etag: true, lastModified: true, dotfiles: 'deny',
+    });
 
     function securityHeaders(reply: FastifyReply): void {
       reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
@@ -83,42 +77,36 @@ export function uiRoutes(_ctx: AppContext): FastifyPluginAsyncZod {
       reply.header('cross-origin-opener-policy', 'same-origin');
     }
 
-    function send(req: FastifyRequest, reply: FastifyReply, asset: Asset, cacheControl: string) {
-      securityHeaders(reply);
-      reply.header('cache-control', cacheControl);
-      reply.header('etag', asset.etag);
-      reply.header('content-type', asset.type);
-      const inm = req.headers['if-none-match'];
-      if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === asset.etag)) {
-        return reply.status(304).send();
-      }
-      return reply.status(200).send(asset.body);
-    }
-
     const html = { description: 'The page', content: { 'text/html': { schema: z.string() } } };
     const asset = { description: 'A static asset (script, stylesheet, image)', content: { 'application/octet-stream': { schema: z.string() } } };
     const notModified = z.null().describe('Not modified: If-None-Match matched the ETag');
 
     app.get('/', {
-      schema: { tags: ['ui'], summary: 'The browser UI (sign-in, home, Groups and Members screens)', response: { 200: html, 304: notModified, 404: errorSchema } },
-    }, async (req, reply) => {
-      const page = await load(path.join(UI_DIR, 'index.html'));
-      if (!page) throw notFound('the browser UI is not installed (ui/index.html is missing)');
-      return send(req, reply, page, 'no-store');
+      schema: { tags: ['ui'], summary: 'The browser console (sign-in, home, people administration, workflows)', response: { 200: html, 304: notModified, 404: errorSchema } },
+    }, async (_req, reply) => {
+      if (!(await isFile(path.join(UI_DIR, 'index.html')))) {
+        throw notFound('the browser console is not built (ui/dist/index.html is missing: run npm run build)');
+      }
+      securityHeaders(reply);
+      reply.header('cache-control', 'no-store');
+      reply.type('text/html; charset=utf-8');
+      return reply.sendFile('index.html');
     });
 
     app.get('/ui/*', {
       schema: {
-        tags: ['ui'], summary: 'Static assets of the browser UI',
+        tags: ['ui'], summary: 'Static assets of the browser console (content-hashed names under assets/)',
         params: z.object({ '*': z.string().max(1024) }),
         response: { 200: asset, 304: notModified, 404: errorSchema },
       },
     }, async (req, reply) => {
       const name = req.params['*'];
       const file = resolveAsset(name);
-      const found = file ? await load(file) : null;
-      if (!found) throw notFound(`no such asset: /ui/${name.slice(0, 200)}`);
-      return send(req, reply, found, found.type.startsWith('text/html') ? 'no-store' : 'no-cache');
+      if (!file || name === 'index.html' || !(await isFile(file))) throw notFound(`no such asset: /ui/${name.slice(0, 200)}`);
+      securityHeaders(reply);
+      reply.header('cache-control', HASHED.test(name) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      reply.type(CONTENT_TYPES[path.extname(name).toLowerCase()]);
+      return reply.sendFile(name);
     });
   };
 }

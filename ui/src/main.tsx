@@ -1,0 +1,152 @@
+// The svc console: Preact components over the typed API client, hash routing, Pico CSS.
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import '@picocss/pico/css/pico.min.css';
+import './styles/app.css';
+import { api, ApiError, errorText, ok, useCsrfNames } from './api/client';
+import type { AuthConfig, Me } from './api/types';
+import { clearMessages, say, warn } from './lib/messages';
+import { type Route, href, useRoute } from './lib/router';
+import { isPlatformAdmin, SessionContext, type Session } from './lib/session';
+import { applyTheme, currentTheme, nextTheme } from './lib/theme';
+import { SignIn } from './screens/SignIn';
+import { Home } from './screens/Home';
+import { Groups } from './screens/Groups';
+import { Members } from './screens/Members';
+
+type State =
+  | { phase: 'loading' }
+  | { phase: 'broken'; message: string }
+  | { phase: 'signed-out'; config: AuthConfig; notice?: string }
+  | { phase: 'signed-in'; config: AuthConfig; me: Me };
+
+function Screen({ route }: { route: Route }) {
+  switch (route.name) {
+    case 'home': return <Home />;
+    case 'groups': return <Groups />;
+    case 'members': return <Members key={route.ws} ws={route.ws} />;
+    default: return <><h1>Page not found</h1><p>There is no page at <code>{route.path}</code>. <a href={href.home()}>Go home</a></p></>;
+  }
+}
+
+const TITLES: Record<Route['name'], string> = { home: 'Home', groups: 'Groups', members: 'Members', notfound: 'Not found' };
+
+function TopBar({ route, me, onSignOut }: { route: Route; me: Me; onSignOut(): Promise<void> }) {
+  const [theme, setTheme] = useState(currentTheme);
+  const [busy, setBusy] = useState(false);
+  const link = (to: string, text: string, active: boolean) => <a href={to} aria-current={active ? 'page' : undefined}>{text}</a>;
+  return (
+    <header class="topbar">
+      <nav aria-label="Main" class="container">
+        <ul>
+          <li><a class="brand" href={href.home()}>svc</a></li>
+          <li>{link(href.home(), 'Home', route.name === 'home')}</li>
+          {isPlatformAdmin(me) ? <li>{link(href.groups(), 'Groups', route.name === 'groups')}</li> : null}
+        </ul>
+        <ul>
+          <li><span class="who" title={me.user.email}>{me.user.name || me.user.email}</span></li>
+          <li>
+            <button type="button" class="outline secondary small" id="theme" aria-label={`Theme: ${theme}. Switch to ${nextTheme(theme)}`}
+              onClick={() => { const t = nextTheme(theme); applyTheme(t); setTheme(t); }}>{theme === 'dark' ? 'Dark' : theme === 'light' ? 'Light' : 'Auto'}</button>
+          </li>
+          <li>
+            <button type="button" class="secondary small" id="sign-out" disabled={busy} aria-busy={busy ? 'true' : undefined}
+              onClick={async () => { setBusy(true); try { await onSignOut(); } finally { setBusy(false); } }}>Sign out</button>
+          </li>
+        </ul>
+      </nav>
+    </header>
+  );
+}
+
+function App() {
+  const route = useRoute();
+  const [state, setState] = useState<State>({ phase: 'loading' });
+  const focusNext = useRef(false);
+
+  /** Loads the sign-in configuration and who is signed in; a 401 shows the sign-in view. */
+  const start = async (notice?: string) => {
+    let config: AuthConfig;
+    try {
+      config = await ok(api.GET('/api/auth/config'));
+      useCsrfNames(config.csrf_cookie, config.csrf_header);
+    } catch (err) {
+      setState({ phase: 'broken', message: `The sign-in configuration cannot be loaded: ${errorText(err)}` });
+      return;
+    }
+    try {
+      const me = await ok(api.GET('/api/me'));
+      setState({ phase: 'signed-in', config, me });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) setState({ phase: 'signed-out', config, notice });
+      else setState({ phase: 'broken', message: errorText(err) });
+    }
+  };
+  useEffect(() => { void start(); }, []);
+
+  // A navigation clears the last screen's messages and moves focus to the new screen's heading.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) { first.current = false; return; }
+    clearMessages();
+    focusNext.current = true;
+  }, [route]);
+  useEffect(() => {
+    if (!focusNext.current || state.phase !== 'signed-in') return;
+    focusNext.current = false;
+    const h1 = document.querySelector<HTMLElement>('#main h1');
+    if (h1) { h1.tabIndex = -1; h1.focus(); }
+  });
+  useEffect(() => {
+    if (state.phase === 'signed-in') document.title = `${TITLES[route.name]} · svc`;
+  }, [route, state.phase]);
+
+  if (state.phase === 'loading') return <main id="main" tabIndex={-1} class="container"><p aria-busy="true">Loading…</p></main>;
+  if (state.phase === 'broken') return <main id="main" tabIndex={-1} class="container"><h1>svc</h1><p class="message error visible">{state.message}</p></main>;
+  if (state.phase === 'signed-out') {
+    return <SignIn key={state.notice ?? ''} config={state.config} notice={state.notice}
+      onSignedIn={() => { clearMessages(); focusNext.current = true; void start(); }} />;
+  }
+
+  const session: Session = {
+    config: state.config,
+    me: state.me,
+    async refreshMe() {
+      const me = await ok(api.GET('/api/me'));
+      setState({ phase: 'signed-in', config: state.config, me });
+      return me;
+    },
+    end(notice) {
+      setState({ phase: 'signed-out', config: state.config, notice });
+    },
+  };
+
+  const signOut = async () => {
+    try {
+      await ok(api.POST('/api/auth/logout'));
+    } catch (err) {
+      // Already signed out elsewhere (401): the outcome is the same.
+      if (!(err instanceof ApiError && err.status === 401)) { warn(`Signing out failed: ${errorText(err)}`); return; }
+    }
+    if (location.hash && location.hash !== '#/') history.replaceState(null, '', '#/');
+    setState({ phase: 'signed-out', config: state.config });
+    say('You have signed out.');
+  };
+
+  return (
+    <SessionContext.Provider value={session}>
+      <TopBar route={route} me={state.me} onSignOut={signOut} />
+      <main id="main" tabIndex={-1} class="container">
+        <Screen route={route} />
+      </main>
+    </SessionContext.Provider>
+  );
+}
+
+applyTheme(currentTheme());
+document.getElementById('skip-link')?.addEventListener('click', (ev) => {
+  ev.preventDefault();
+  const target = document.querySelector<HTMLElement>('#main h1') ?? document.getElementById('main');
+  if (target) { target.tabIndex = -1; target.focus(); }
+});
+render(<App />, document.getElementById('app')!);
