@@ -9,7 +9,7 @@ import type { Services } from '../services.js';
 import type { ContainerRunner } from '../runners/types.js';
 import type { TaskRunState } from '../db/workflow-types.js';
 import { INSTANT, parseDuration, type FlowDef, type TaskDef } from './flow.js';
-import { render } from './template.js';
+import { maskSecrets, render } from './template.js';
 import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { TaskLog } from './logs.js';
 import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
@@ -170,7 +170,7 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
       const runs: RunView[] = a.runs ?? (await services.db.selectFrom('task_runs').select(['id', 'task_id', 'path', 'state', 'outputs', 'iteration'])
         .where('execution_id', '=', exec.id).execute()).map((r) => ({ ...r, outputs: r.outputs ?? {} }));
       const ctx = templateContext(exec, def, runs, { id: run.id, path: run.path, iteration: run.iteration, attempt: run.attempt });
-      rendered = (await render(props, ctx, templateFunctions(services, exec, log.masked))) as typeof rendered;
+      rendered = (await render(props, ctx, templateFunctions(services, exec, log.masked), { reveal: true })) as typeof rendered;
     }
     const inContainer = taskDef.type === 'script' || taskDef.type.includes('.');
     const ws = inContainer
@@ -214,17 +214,4 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
     return 'retrying';
   }
   return state;
-}
-
-/** Replaces every occurrence of the given secret values in strings inside a value. */
-export function maskSecrets(value: unknown, secrets: Set<string>): unknown {
-  if (secrets.size === 0) return value;
-  if (typeof value === 'string') {
-    let v = value;
-    for (const secret of secrets) if (v.includes(secret)) v = v.split(secret).join('******');
-    return v;
-  }
-  if (Array.isArray(value)) return value.map((v) => maskSecrets(v, secrets));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, secrets)]));
-  return value;
 }

@@ -1,0 +1,94 @@
+// Issue 10's workflow points, end to end on real PostgreSQL, Redis, S3 and a BullMQ worker: what a
+// viewer may send to validate, secrets rendered by flowable tasks, what tasks produce.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { initAdministrator } from '../src/bootstrap/init.js';
+import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
+import { startS3, type TestS3 } from './helpers/s3.js';
+import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
+
+let t: TestApp;
+let s3: TestS3;
+let worker: WorkflowWorker;
+let b: Browser;
+const WS = 'default';
+const SECRET = 'tok-flowable-secret-9';
+
+before(async () => {
+  s3 = await startS3();
+  t = await startTestApp({
+    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100', SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 5).toString('base64'),
+  });
+  await initAdministrator(t.services.db, { email: 'admin@example.test', password: 'admin-password-1', force: false });
+  b = new Browser(t, '198.51.100.70');
+  assert.equal((await b.login('admin@example.test', 'admin-password-1')).statusCode, 200);
+  assert.equal((await b.put(`/workflows/v1/${WS}/secrets/K`, { value: SECRET })).statusCode, 204);
+  worker = await startWorkflowWorker(t.services);
+});
+after(async () => { await worker.close(); await t.close(); await s3.stop(); });
+
+const validate = (yaml: string) => b.request('POST', `/workflows/v1/${WS}/flows/validate`, yaml, { headers: { 'content-type': 'application/x-yaml' } });
+const flow = (tasks: string) => `id: f\nnamespace: hard\ntasks:\n${tasks}`;
+const storedText = async () => JSON.stringify([
+  await t.services.db.selectFrom('task_runs').select(['outputs', 'error', 'iteration']).execute(),
+  await t.services.db.selectFrom('task_logs').select('line').execute(),
+  await t.services.db.selectFrom('executions').select(['outputs', 'error']).execute(),
+]);
+
+describe('templates sent to validate', () => {
+  test('100,000 unclosed {{ validate at once', async () => {
+    const res = await validate(flow(`  - id: l\n    type: log\n    message: "${'{{'.repeat(100_000)}"\n`));
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { valid: true, problems: [] });
+  });
+
+  test('a deeply nested expression is a problem with its path, not a stack overflow', async () => {
+    for (const [depth, message] of [[200, /an expression nests at most 32 levels/], [50_000, /an expression is at most 4096 characters/]] as const) {
+      const res = await validate(flow(`  - id: l\n    type: log\n    message: "{{ ${'('.repeat(depth)}1${')'.repeat(depth)} }}"\n`));
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().valid, false);
+      assert.equal(res.json().problems[0].path, 'tasks[0].message');
+      assert.match(res.json().problems[0].message, message);
+      assert.doesNotMatch(res.body, /call stack/i);
+    }
+  });
+});
+
+describe('secrets rendered by flowable tasks', () => {
+  test('foreach values: task run outputs, iteration values and child log lines are masked', async () => {
+    await saveFlow(b, WS, 'id: each\nnamespace: hard\ntasks:\n  - id: loop\n    type: foreach\n    values: ["{{ secret(\'K\') }}", "x-{{ secret(\'K\') }}", plain]\n'
+      + '    tasks:\n      - id: say\n        type: log\n        message: "item {{ taskrun.value }}"\n');
+    const e = await waitEnded(t, b, WS, await run(b, WS, 'hard', 'each'));
+    assert.equal(e.state, 'SUCCESS', JSON.stringify(e));
+    const loop = e.task_runs.find((r: { task_id: string }) => r.task_id === 'loop');
+    assert.deepEqual(loop.outputs, { values: ['******', 'x-******', 'plain'] });
+    const says = e.task_runs.filter((r: { task_id: string }) => r.task_id === 'say');
+    assert.deepEqual(says.map((r: { iteration: { value: unknown } }) => r.iteration.value).sort(), ['******', 'plain', 'x-******']);
+    assert.deepEqual((await logsOf(b, WS, e.id)).map((l) => l.line).sort(), ['item ******', 'item plain', 'item x-******']);
+    assert.ok(!JSON.stringify(e).includes(SECRET));
+    assert.ok(!(await storedText()).includes(SECRET));
+  });
+
+  test('foreach values that are not a list: the error is masked', async () => {
+    await saveFlow(b, WS, 'id: notalist\nnamespace: hard\ntasks:\n  - id: loop\n    type: foreach\n    values: "{{ secret(\'K\') }}"\n'
+      + '    tasks:\n      - id: say\n        type: log\n        message: hi\n');
+    const e = await waitEnded(t, b, WS, await run(b, WS, 'hard', 'notalist'));
+    assert.equal(e.state, 'FAILED');
+    const loop = e.task_runs.find((r: { task_id: string }) => r.task_id === 'loop');
+    assert.equal(loop.error, 'foreach values must be a list, got "******"');
+    assert.ok(!(await storedText()).includes(SECRET));
+  });
+
+  test('if condition: an error that would name the secret is masked', async () => {
+    await saveFlow(b, WS, 'id: cond\nnamespace: hard\ntasks:\n  - id: check\n    type: if\n    condition: "{{ read(secret(\'K\')) }}"\n'
+      + '    then:\n      - id: say\n        type: log\n        message: hi\n');
+    const e = await waitEnded(t, b, WS, await run(b, WS, 'hard', 'cond'));
+    assert.equal(e.state, 'FAILED');
+    const check = e.task_runs.find((r: { task_id: string }) => r.task_id === 'check');
+    assert.equal(check.error, "read('******'): no such namespace file in hard");
+    assert.ok(!JSON.stringify(e).includes(SECRET));
+    assert.ok(!(await storedText()).includes(SECRET));
+  });
+});
