@@ -6,7 +6,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { IcebergRestCatalog, IcebergError } from 'iceberg-js';
-import { startCatalogApp, workspace, person, personToken, clientToken, CATALOG_TOKEN, type CatalogApp } from './helpers/catalog.js';
+import { startCatalogApp, workspace, rolePeople, clientToken, CATALOG_TOKEN, type CatalogApp } from './helpers/catalog.js';
 import { assertSpec } from './helpers/iceberg-spec.js';
 
 let c: CatalogApp;
@@ -35,12 +35,7 @@ before(async () => {
   c = await startCatalogApp();
   await workspace(c.t, 'sales');
   await workspace(c.t, 'hr');
-  const viewer = await person(c.t, 'vera@example.test', { sales: 'ws_viewer' });
-  const editor = await person(c.t, 'ed@example.test', { sales: 'ws_editor' });
-  const owner = await person(c.t, 'ada@example.test', { sales: 'ws_admin' });
-  tokens.viewer = await personToken(c.t, viewer, 'vera@example.test');
-  tokens.editor = await personToken(c.t, editor, 'ed@example.test');
-  tokens.owner = await personToken(c.t, owner, 'ada@example.test');
+  Object.assign(tokens, await rolePeople(c.t, 'sales'));
   tokens.salesClient = await clientToken(c.t, 'sales');
   tokens.looseClient = await clientToken(c.t, null);
   admin = catalog(CATALOG_TOKEN);

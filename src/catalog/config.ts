@@ -10,6 +10,16 @@ export const ENDPOINTS = [
   'HEAD /v1/{prefix}/namespaces/{namespace}',
   'DELETE /v1/{prefix}/namespaces/{namespace}',
   'POST /v1/{prefix}/namespaces/{namespace}/properties',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'POST /v1/{prefix}/namespaces/{namespace}/register',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics',
+  'POST /v1/{prefix}/tables/rename',
+  'POST /v1/{prefix}/transactions/commit',
 ];
 
 /** How long a stored Idempotency-Key answer is replayed (ISO 8601 duration, as the spec writes it). */

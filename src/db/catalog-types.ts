@@ -21,7 +21,8 @@ export interface CatalogTablesTable {
   name: string;
   kind: 'table' | 'view';
   metadata_location: string;
-  metadata: Json<Record<string, unknown>>;
+  /** The metadata JSON text, exactly as in the object store (int64 ids intact). */
+  metadata: string;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

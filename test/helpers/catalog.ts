@@ -67,3 +67,15 @@ export async function clientToken(t: TestApp, ws: string | null): Promise<string
   if (res.statusCode !== 200) throw new Error(`token endpoint: ${res.statusCode} ${res.body}`);
   return res.json().access_token;
 }
+
+/** Vera (ws_viewer), Ed (ws_editor) and Ada (ws_admin) of workspace `ws`, with engine tokens acting for them. */
+export async function rolePeople(t: TestApp, ws: string): Promise<{ viewer: string; editor: string; owner: string }> {
+  const viewer = await person(t, 'vera@example.test', { [ws]: 'ws_viewer' });
+  const editor = await person(t, 'ed@example.test', { [ws]: 'ws_editor' });
+  const owner = await person(t, 'ada@example.test', { [ws]: 'ws_admin' });
+  return {
+    viewer: await personToken(t, viewer, 'vera@example.test'),
+    editor: await personToken(t, editor, 'ed@example.test'),
+    owner: await personToken(t, owner, 'ada@example.test'),
+  };
+}

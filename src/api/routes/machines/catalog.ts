@@ -16,6 +16,8 @@ import { requireRight } from '../../../catalog/access.js';
 import { findWarehouse } from '../../../catalog/warehouse.js';
 import { callerOf, catalogErrors, catalogPrincipal, setCatalogPrincipal } from './catalog-common.js';
 import { catalogNamespaceRoutes } from './catalog-namespaces.js';
+import { catalogTableRoutes } from './catalog-tables.js';
+import { parseJson } from '../../../catalog/json.js';
 
 export { catalogPrincipal } from './catalog-common.js';
 
@@ -83,7 +85,19 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return catalogConfig(wh.slug, wh.root);
     });
 
+    // Request bodies keep 64-bit integers (snapshot ids) exact; see catalog/json.ts.
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+      if (body === '') { done(null, undefined); return; }
+      try {
+        done(null, parseJson(body as string));
+      } catch (err) {
+        done(badRequest(`invalid JSON body: ${(err as Error).message}`), undefined);
+      }
+    });
+
     await app.register(catalogNamespaceRoutes(ctx));
+    await app.register(catalogTableRoutes(ctx));
 
     // Other catalog paths pass the same gate, then are unknown.
     app.all('/catalog/*', { config: { csrf: false }, schema: { hide: true } }, async (req, reply) => {

@@ -1,0 +1,154 @@
+// Iceberg REST table routes under /catalog/v1/{prefix}: list, create (and stage-create), load
+// (ETag / If-None-Match, snapshots=refs), HEAD, commit, drop, rename, register, metrics and the
+// multi-table transaction. Table answers are written as JSON text (json.ts): 64-bit snapshot ids
+// go out digit for digit.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyReply } from 'fastify';
+import type { AppContext } from '../../context.js';
+import type { Services } from '../../../services.js';
+import { catalogErrors, nameParam, namespaceParam, prefixParam, scope } from './catalog-common.js';
+import { checkName, checkNamespace, parseNamespace } from '../../../catalog/names.js';
+import { createTable, dropTable, getTable, listTables, registerTable, renameTable } from '../../../catalog/tables.js';
+import { commit, parseChange } from '../../../catalog/commit.js';
+import { onlyRefSnapshots, type Json, type TableMetadata } from '../../../catalog/metadata.js';
+import { parseJson, stringifyJson } from '../../../catalog/json.js';
+import { badRequest } from '../../../catalog/errors.js';
+
+const tags = ['catalog'];
+const loose = (description: string) => z.looseObject({}).meta({ description });
+const pNs = z.object({ prefix: prefixParam, namespace: namespaceParam });
+const pTable = z.object({ prefix: prefixParam, namespace: namespaceParam, table: nameParam });
+const listQuery = z.object({ pageToken: z.string().max(8192).optional(), pageSize: z.coerce.number().int().optional() });
+const identifiers = z.object({ identifiers: z.array(z.object({ namespace: z.array(z.string()), name: z.string() })), 'next-page-token': z.string().optional() });
+const loadResult = loose('LoadTableResult: metadata-location, metadata, config');
+const identifier = z.object({ namespace: z.array(z.string()), name: z.string() });
+
+/** The storage settings a client needs to read and write the table's files. */
+export function storageConfig(s: Services): Record<string, string> {
+  const st = s.config.storage;
+  return {
+    ...(st.endpoint ? { 's3.endpoint': st.endpoint } : {}),
+    's3.path-style-access': String(st.path_style),
+    'client.region': st.region,
+    's3.region': st.region,
+  };
+}
+
+export function sendJson(reply: FastifyReply, status: number, text: string) {
+  return reply.status(status).type('application/json; charset=utf-8').send(text);
+}
+
+function loadResultText(location: string | null, metadataText: string, config: Record<string, string>): string {
+  return `{${location ? `"metadata-location":${JSON.stringify(location)},` : ''}"metadata":${metadataText},"config":${JSON.stringify(config)}}`;
+}
+
+export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    const base = '/catalog/v1/:prefix/namespaces/:namespace/tables';
+
+    app.get(base, {
+      config: { csrf: false },
+      schema: { tags, summary: 'List the tables of a namespace, by pages (Iceberg REST listTables)', params: pNs, querystring: listQuery, response: { 200: identifiers, ...catalogErrors } },
+    }, async (req) => {
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'listing tables');
+      return listTables(s.db, wh, parseNamespace(req.params.namespace), 'table', req.query.pageToken, req.query.pageSize);
+    });
+
+    app.post(base, {
+      config: { csrf: false },
+      schema: { tags, summary: 'Create a table, or stage it (`stage-create`: nothing is stored until a commit with assert-create)', params: pNs, body: loose('CreateTableRequest'), response: { 200: loadResult, ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a table');
+      const t = await createTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
+      return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s)));
+    });
+
+    app.get(`${base}/:table`, {
+      config: { csrf: false }, exposeHeadRoute: false,
+      schema: {
+        tags, summary: 'Load a table (Iceberg REST loadTable); `snapshots=refs` keeps only referenced snapshots; an ETag answers If-None-Match with 304', params: pTable,
+        querystring: z.object({ snapshots: z.enum(['all', 'refs']).optional() }),
+        response: { 200: loadResult, 304: z.null().meta({ description: 'not modified' }), ...catalogErrors },
+      },
+    }, async (req, reply) => {
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading a table');
+      const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
+      const mode = req.query.snapshots ?? 'all';
+      const etag = `"${createHash('sha256').update(`${row.metadata_location}\n${mode}`).digest('base64url')}"`;
+      reply.header('etag', etag);
+      const inm = req.headers['if-none-match'];
+      if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return reply.status(304).send(null);
+      const text = mode === 'refs' ? stringifyJson(onlyRefSnapshots(parseJson(row.metadata) as TableMetadata)) : row.metadata;
+      return sendJson(reply, 200, loadResultText(row.metadata_location, text, storageConfig(s)));
+    });
+
+    app.head(`${base}/:table`, {
+      config: { csrf: false },
+      schema: { tags, summary: 'Whether a table exists: 204 or 404 (Iceberg REST tableExists)', params: pTable, response: { 204: z.null(), ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a table');
+      await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
+      return reply.status(204).send(null);
+    });
+
+    app.post(`${base}/:table`, {
+      config: { csrf: false },
+      schema: { tags, summary: 'Commit requirements and updates to a table: compare-and-swap, 409 CommitFailedException when a requirement no longer holds', params: pTable, body: loose('CommitTableRequest'), response: { 200: loose('CommitTableResponse'), ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'committing to a table');
+      const change = parseChange(req.body as Json, { namespace: parseNamespace(req.params.namespace), name: checkName(req.params.table) });
+      const [done] = await commit(s, wh, caller, [change]);
+      return sendJson(reply, 200, `{"metadata-location":${JSON.stringify(done.location)},"metadata":${done.text}}`);
+    });
+
+    app.delete(`${base}/:table`, {
+      config: { csrf: false },
+      schema: { tags, summary: 'Drop a table; `purgeRequested=true` also removes its files', params: pTable, querystring: z.object({ purgeRequested: z.enum(['true', 'false']).optional() }), response: { 204: z.null(), ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a table');
+      await dropTable(s, wh, caller, parseNamespace(req.params.namespace), checkName(req.params.table), 'table', req.query.purgeRequested === 'true');
+      return reply.status(204).send(null);
+    });
+
+    app.post(`${base}/:table/metrics`, {
+      config: { csrf: false },
+      schema: { tags, summary: 'Accept a scan or commit report (Iceberg REST reportMetrics); nothing is kept', params: pTable, body: loose('ReportMetricsRequest'), response: { 204: z.null(), ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'reporting metrics');
+      await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
+      return reply.status(204).send(null);
+    });
+
+    app.post('/catalog/v1/:prefix/namespaces/:namespace/register', {
+      config: { csrf: false },
+      schema: { tags, summary: 'Register a table from a metadata file in the warehouse (Iceberg REST registerTable)', params: pNs, body: loose('RegisterTableRequest'), response: { 200: loadResult, ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'registering a table');
+      const t = await registerTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
+      return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s)));
+    });
+
+    app.post('/catalog/v1/:prefix/tables/rename', {
+      config: { csrf: false },
+      schema: { tags, summary: 'Rename or move a table (Iceberg REST renameTable)', params: z.object({ prefix: prefixParam }), body: z.object({ source: identifier, destination: identifier }), response: { 204: z.null(), ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'renaming a table');
+      const id = (x: { namespace: string[]; name: string }) => ({ namespace: checkNamespace(x.namespace), name: checkName(x.name) });
+      await renameTable(s, wh, caller, 'table', id(req.body.source), id(req.body.destination));
+      return reply.status(204).send(null);
+    });
+
+    app.post('/catalog/v1/:prefix/transactions/commit', {
+      config: { csrf: false },
+      schema: { tags, summary: 'Commit changes to several tables atomically: all or nothing (Iceberg REST commitTransaction)', params: z.object({ prefix: prefixParam }), body: loose('CommitTransactionRequest'), response: { 204: z.null(), ...catalogErrors } },
+    }, async (req, reply) => {
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'committing a transaction');
+      const changes = (req.body as Json)['table-changes'];
+      if (!Array.isArray(changes)) throw badRequest('table-changes must be an array');
+      await commit(s, wh, caller, changes.map((c) => parseChange((c ?? {}) as Json)));
+      return reply.status(204).send(null);
+    });
+  };
+}
