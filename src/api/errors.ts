@@ -6,7 +6,7 @@ import { DomainError } from '../errors.js';
 
 const CODES: Record<number, string> = {
   400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
-  406: 'not_acceptable', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type',
+  406: 'not_acceptable', 409: 'conflict', 410: 'gone', 413: 'payload_too_large', 415: 'unsupported_media_type',
   429: 'too_many_requests', 503: 'unavailable',
 };
 

@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { startMaintenance } from './maintenance.js';
 import { startWorkflowWorker } from './workflow-worker.js';
 import { startTriggerLoop } from './trigger-loop.js';
+import { startQueryWorker } from '../queries/worker.js';
 
 export async function startLoops(services: Services): Promise<void> {
   const log = services.logging.module('svc::jobs');
@@ -12,6 +13,7 @@ export async function startLoops(services: Services): Promise<void> {
   services.onClose(stopListening);
   const maintenance = await startMaintenance(services);
   services.onClose(() => maintenance.close());
+  await startQueryWorker(services);
   const wf = services.config.workflow;
   if (wf.worker_enabled) {
     const worker = await startWorkflowWorker(services);

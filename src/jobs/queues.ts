@@ -45,6 +45,8 @@ const RETRIED = { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } } 
 export interface ExecutionJob { executionId: string; created?: unknown }
 /** Payload of the `task-runs` queue: `attempt` is the attempt the job runs; `instant` whether the type is INSTANT. */
 export interface TaskRunJobData { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
+/** Payload of the `queries` queue: `run` names the query; the `sweep` and `retention` schedulers carry nothing. */
+export interface QueryJob { queryId?: string }
 /** Payload of the `triggers` queue: `execution-ended` names the execution; `trigger-tick` carries nothing. */
 export interface TriggerJob { executionId?: string }
 
@@ -79,6 +81,13 @@ export const QUEUES = {
     // an hour of completed batches is enough to answer "was it written"; failures stay for diagnosis
     jobOptions: { removeOnComplete: { age: 3_600, count: 1_000 }, removeOnFail: { count: 5_000 }, ...RETRIED },
     readOnly: true,
+  }),
+  queries: defineQueue<QueryJob>({
+    name: 'queries',
+    description: 'recorded SQL queries (run), the sweep of runs whose replica stopped, result retention',
+    // one attempt: a query may change data, so a lost run is recorded FAILED, never run again
+    jobOptions: { ...KEEP, attempts: 1 },
+    scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
   }),
 } as const satisfies Record<string, QueueDef<any>>;
 

@@ -1,0 +1,129 @@
+// Query results in the object store: Parquet under engine.results_prefix, written through a
+// scratch DuckDB (never the sandboxed workspace databases, and never running user SQL) into a
+// temporary file that is then uploaded. CSV and JSON downloads are converted from the Parquet on
+// the fly, file to file, so no result is held whole in memory twice.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { Logger } from 'pino';
+import type { ObjectStore } from '../storage/object-store.js';
+import type { QueryColumn } from './types.js';
+import { loadDuckDB } from './embedded.js';
+
+export type ResultFormat = 'parquet' | 'csv' | 'json';
+export const CONTENT_TYPE: Record<ResultFormat, string> = {
+  parquet: 'application/vnd.apache.parquet',
+  csv: 'text/csv; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+};
+
+export interface Download { body: Readable; contentType: string; size: number }
+
+const quote = (p: string) => `'${p.replace(/'/g, "''")}'`;
+const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+export class ResultStore {
+  private scratch: Promise<DuckDBInstance> | undefined;
+  private readonly prefix: string;
+
+  constructor(private readonly s3: ObjectStore, prefix: string, private readonly log: Logger) {
+    this.prefix = prefix.replace(/\/+$/, '');
+  }
+
+  /** Object key of a query's result. */
+  key(workspaceId: string, queryId: string): string {
+    return `${this.prefix}/${workspaceId}/${queryId}.parquet`;
+  }
+
+  /** Writes the rows as Parquet under key; returns its size in bytes. */
+  async write(key: string, columns: QueryColumn[], rows: unknown[][]): Promise<number> {
+    return this.withTemp(async (dir) => {
+      const file = await this.toParquet(dir, columns, rows);
+      const { size } = await stat(file);
+      await this.s3.putStream(key, createReadStream(file), CONTENT_TYPE.parquet);
+      return size;
+    });
+  }
+
+  /**
+   * The result in a format: from the stored Parquet when there is one (key), else from rows kept
+   * with the query (results that fit in the preview). The temporary files go when the body ends.
+   */
+  async download(source: { key: string } | { columns: QueryColumn[]; rows: unknown[][] }, format: ResultFormat): Promise<Download | null> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'svc-result-'));
+    const cleanup = () => rm(dir, { recursive: true, force: true }).catch((err: Error) => this.log.warn({ err: err.message }, 'removing a result download\'s temporary files failed'));
+    try {
+      let parquet: string;
+      if ('key' in source) {
+        const obj = await this.s3.getStream(source.key);
+        if (!obj) { await cleanup(); return null; }
+        parquet = path.join(dir, 'result.parquet');
+        await pipeline(obj.body, createWriteStream(parquet));
+      } else {
+        parquet = await this.toParquet(dir, source.columns, source.rows);
+      }
+      let file = parquet;
+      if (format !== 'parquet') {
+        file = path.join(dir, `result.${format}`);
+        const options = format === 'csv' ? 'FORMAT csv, HEADER true' : 'FORMAT json, ARRAY true';
+        await this.withScratch((c) => c.run(`COPY (SELECT * FROM read_parquet(${quote(parquet)})) TO ${quote(file)} (${options})`));
+      }
+      const { size } = await stat(file);
+      const body = createReadStream(file);
+      body.once('close', () => { void cleanup(); });
+      return { body, contentType: CONTENT_TYPE[format], size };
+    } catch (err) {
+      await cleanup();
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> { await this.s3.delete(key); }
+
+  /** Rows to a Parquet file in dir, typed as the engine typed them (JSON when a type does not read back). */
+  private async toParquet(dir: string, columns: QueryColumn[], rows: unknown[][]): Promise<string> {
+    const ndjson = path.join(dir, 'rows.ndjson');
+    const out = path.join(dir, 'result.parquet');
+    const keys = columns.map((_, i) => `c${i}`);
+    // Positional keys: result columns may share a name (SELECT 1 AS a, 2 AS a).
+    await writeFile(ndjson, rows.map((r) => JSON.stringify(Object.fromEntries(keys.map((k, i) => [k, r[i] ?? null])))).join('\n'));
+    const copy = (types: string[]) => {
+      const spec = `{${keys.map((k, i) => `${k}: ${quote(types[i]!)}`).join(', ')}}`;
+      const select = columns.length === 0 ? 'SELECT 1 WHERE false'
+        : `SELECT ${keys.map((k, i) => `${k} AS ${ident(columns[i]!.name)}`).join(', ')} FROM read_json(${quote(ndjson)}, format = 'newline_delimited', columns = ${spec})`;
+      return this.withScratch((c) => c.run(`COPY (${select}) TO ${quote(out)} (FORMAT parquet)`));
+    };
+    try {
+      await copy(columns.map((c) => c.type));
+    } catch (err) {
+      this.log.info({ err: (err as Error).message }, 'result types did not read back from JSON: writing the columns as JSON');
+      await copy(columns.map(() => 'JSON'));
+    }
+    return out;
+  }
+
+  private async withScratch<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.scratch ??= loadDuckDB().then(({ DuckDBInstance }) => DuckDBInstance.create(':memory:', {
+      threads: '1', memory_limit: '256MB', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false',
+    }));
+    const conn = await (await this.scratch).connect();
+    try { return await fn(conn); } finally { conn.closeSync(); }
+  }
+
+  private async withTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(path.join(tmpdir(), 'svc-result-'));
+    try { return await fn(dir); } finally {
+      await rm(dir, { recursive: true, force: true }).catch((err: Error) => this.log.warn({ err: err.message }, 'removing a result\'s temporary files failed'));
+    }
+  }
+
+  async close(): Promise<void> {
+    const s = this.scratch;
+    this.scratch = undefined;
+    if (s) (await s).closeSync();
+  }
+}

@@ -1,0 +1,46 @@
+// The `queries` job worker: runs QUEUED queries (engine.concurrency at once per replica), and two
+// schedulers: the sweep that fails queries whose replica stopped, and result retention.
+// maxStalledCount 0: a query whose worker died is not run twice (it may have changed data); its
+// job fails and the query is recorded FAILED.
+import type { Worker } from 'bullmq';
+import type { Services } from '../services.js';
+import { QUEUES, type QueryJob } from '../jobs/queues.js';
+import { startWorker } from '../jobs/worker.js';
+import { queryService } from './index.js';
+
+export const SWEEP_EVERY_MS = 60_000;
+export const RETENTION_EVERY_MS = 3_600_000;
+
+export async function startQueryWorker(services: Services, opts: { sweepEveryMs?: number; retentionEveryMs?: number } = {}): Promise<Worker<QueryJob>> {
+  const log = services.logging.module('svc::queries::worker');
+  const queries = queryService(services);
+  const def = QUEUES.queries;
+  const worker = startWorker<QueryJob>(services, def, async (job) => {
+    if (job.name === 'sweep') return { failed: await queries.sweep() };
+    if (job.name === 'retention') {
+      const r = await queries.pruneResults();
+      log.info(r, 'query result retention ran');
+      return r;
+    }
+    return { state: await queries.runQueued(job.data.queryId!) };
+  }, {
+    concurrency: services.config.engine.concurrency, maxStalledCount: 0, log, failedMessage: 'query job failed',
+    describe: (job) => ({ job: job.id, name: job.name }),
+    onFailed: (job) => {
+      if (job?.name !== 'run' || !job.data.queryId) return;
+      queries.failLost(job.data.queryId, 'the worker running this query stopped before it ended')
+        .catch((e: Error) => log.error({ query: job.data.queryId, err: e.message }, 'recording a lost query as FAILED failed: the sweep retries'));
+    },
+  });
+  const q = services.queues.get(def);
+  const scheduled = { name: 'sweep', opts: def.scheduledJobOptions };
+  await q.upsertJobScheduler('sweep', { every: opts.sweepEveryMs ?? SWEEP_EVERY_MS }, scheduled);
+  if (services.config.engine.results_retention_days > 0) {
+    await q.upsertJobScheduler('retention', { every: opts.retentionEveryMs ?? RETENTION_EVERY_MS }, { ...scheduled, name: 'retention' });
+  } else {
+    await q.removeJobScheduler('retention');
+    log.info('query result retention off (engine.results_retention_days = 0): results are kept for ever');
+  }
+  log.info({ concurrency: services.config.engine.concurrency }, 'query worker started');
+  return worker;
+}
