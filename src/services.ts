@@ -14,6 +14,8 @@ import { AuditSink } from './audit/sink.js';
 import { RateLimiter } from './auth/rate-limit.js';
 import { CacheInvalidator } from './util/invalidation.js';
 import { Queues } from './jobs/queues.js';
+import { bullWorkflowQueue } from './jobs/workflow-queue.js';
+import type { WorkflowQueue } from './workflows/ports.js';
 import { Sealer } from './secrets/seal.js';
 import { QueryEngines } from './queries/run.js';
 
@@ -36,6 +38,8 @@ export interface Services {
   tokenLimiter: RateLimiter;
   /** BullMQ queues, created on first use. */
   queues: Queues;
+  /** The workflow core's queue port (src/workflows/ports.ts) on those queues. */
+  workflowQueue: WorkflowQueue;
   /** Seals and unseals stored secrets with secrets.master_key. */
   sealer: Sealer;
   /** Engines SQL runs on (src/queries/run.ts): the embedded DuckDB one and named engines. */
@@ -101,6 +105,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     loginLimiter: new RateLimiter({ max: rl.login_max_attempts, windowMs: rl.login_window_secs * 1000, lockoutMs: rl.login_lockout_secs * 1000 }, clock),
     tokenLimiter: new RateLimiter({ max: rl.token_max_attempts, windowMs: rl.token_window_secs * 1000, lockoutMs: rl.token_lockout_secs * 1000 }, clock),
     queues,
+    workflowQueue: bullWorkflowQueue(queues),
     sealer: new Sealer(config.secrets.master_key),
     queryEngines,
     redis: getRedis,

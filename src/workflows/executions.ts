@@ -9,7 +9,6 @@ import { createdSnapshot } from './orchestrator.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { FlowValidationError, resolveInputs } from './flow.js';
 import { getFlow } from './flows.js';
-import { QUEUES, jobOptions } from '../jobs/queues.js';
 
 export const TERMINAL_EXECUTION: ExecutionState[] = ['SUCCESS', 'FAILED', 'KILLED'];
 
@@ -46,8 +45,7 @@ const CARRY_MAX_BYTES = 16_384;
 /** Asks a worker to (re)evaluate an execution. Jobs of one execution are deduplicated while waiting. */
 export async function enqueueAdvance(services: Services, executionId: string, reason: 'start' | 'advance' | 'kill', created?: Selectable<ExecutionsTable>): Promise<void> {
   const carried = created && JSON.stringify(created.inputs).length <= CARRY_MAX_BYTES ? createdSnapshot(created) : undefined;
-  // The start job is idempotent by id, so recovery can re-add it safely.
-  await services.queues.get(QUEUES.executions).add(reason, { executionId, created: carried }, jobOptions(QUEUES.executions, { jobId: reason === 'start' ? `${executionId}-start` : undefined }));
+  await services.workflowQueue.advance(executionId, reason, carried);
 }
 
 export async function getExecution(services: Services, workspaceId: string, id: string) {

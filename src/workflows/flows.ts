@@ -6,7 +6,7 @@ import { notFound, badRequest } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
 import { parseFlow, FlowValidationError, type FlowDef, type ParsedFlow } from './flow.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { validateTriggers } from './triggers.js';
+import { validateTriggers } from './trigger-validation.js';
 import type { Actor } from '../access/actor.js';
 
 export interface FlowKey { workspaceId: string; namespace: string; flowId: string }

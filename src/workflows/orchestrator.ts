@@ -19,7 +19,6 @@ import { render, truthy } from './template.js';
 import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { FlowDefinitions } from './flows.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { QUEUES, jobOptions } from '../jobs/queues.js';
 
 type Status = 'done' | 'running' | 'failed' | 'killed';
 const TERMINAL_RUN: TaskRunState[] = ['SUCCESS', 'FAILED', 'KILLED', 'SKIPPED'];
@@ -57,16 +56,10 @@ export interface Outcome {
   log: { lines: number; bytes: number; withheld: number; rows: Array<{ at: Date; level: string; line: string }> };
 }
 
+/** Queues leaf task runs (through the WorkflowQueue port). */
 export async function dispatchLeaves(services: Services, leaves: LeafDispatch[]): Promise<void> {
   if (leaves.length === 0) return;
-  const jobs = leaves.map((l) => ({
-    name: 'run',
-    data: { taskRunId: l.taskRunId, executionId: l.executionId, attempt: l.attempt + 1, instant: l.instant },
-    opts: jobOptions(QUEUES.taskRuns, { jobId: `${l.taskRunId}-${l.attempt + 1}`, delay: l.delayMs }),
-  }));
-  const q = services.queues.get(QUEUES.taskRuns);
-  if (jobs.length === 1) await q.add(jobs[0].name, jobs[0].data, jobs[0].opts);
-  else await q.addBulk(jobs);
+  await services.workflowQueue.dispatch(leaves);
 }
 
 const READ = `
@@ -161,7 +154,7 @@ async function afterAdvance(services: Services, executionId: string, ended: Exec
   if (ended) {
     services.metrics.executionsEnded.inc({ state: ended });
     // Flow triggers of other flows react to this end (the trigger worker is idempotent per end).
-    await services.queues.get(QUEUES.triggers).add('execution-ended', { executionId }, jobOptions(QUEUES.triggers, { jobId: `${executionId}-ended` }));
+    await services.workflowQueue.ended(executionId);
   }
 }
 

@@ -1,0 +1,70 @@
+// The shape of src/, checked on every run: no import cycle, imports point down the layers, no
+// source file over 500 lines. Static analysis of the source (madge); no service runs.
+//
+// Only imports that exist at run time count: `import type` is erased by the compiler, so it can
+// neither form a cycle at load time nor drag a module in. That is what lets every module name the
+// `Services` type that services.ts (a composition root) builds from them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import madge from 'madge';
+
+const SRC = join(import.meta.dirname, '..', 'src');
+
+/**
+ * The layers, top first (docs/architecture.md draws them). A module may import from its own layer
+ * and the layers below it, never from one above. Each entry is a directory under src/, a file at
+ * its root (without .ts), or a file inside a directory (with .ts) placed apart from its directory:
+ * the queue registry and startWorker are infrastructure any domain may use, below the workers of
+ * src/jobs. A new directory must be placed here.
+ */
+const LAYERS: Array<{ layer: string; parts: string[] }> = [
+  { layer: 'entry', parts: ['cli', 'bootstrap', 'services'] },
+  { layer: 'api', parts: ['api'] },
+  { layer: 'jobs', parts: ['jobs'] },
+  { layer: 'features', parts: ['workflows', 'runners', 'catalog', 'engines', 'queries', 'policy', 'idp', 'automation'] },
+  { layer: 'core', parts: ['identity', 'auth', 'access', 'audit', 'workspaces', 'secrets'] },
+  { layer: 'platform', parts: ['db', 'config', 'log', 'storage', 'util', 'clock', 'errors', 'metrics', 'version', 'jobs/queues.ts', 'jobs/worker.ts'] },
+];
+
+const MAX_LINES = 500;
+
+const rank = new Map(LAYERS.flatMap((l, i) => l.parts.map((p) => [p, i] as const)));
+const partOf = (file: string) => (rank.has(file) ? file : file.includes('/') ? file.slice(0, file.indexOf('/')) : file.replace(/\.ts$/, ''));
+
+let graph: Promise<{ deps: Record<string, string[]>; cycles: string[][]; skipped: string[] }> | undefined;
+function load() {
+  return (graph ??= madge(SRC, { fileExtensions: ['ts'], tsConfig: join(SRC, '..', 'tsconfig.json'), detectiveOptions: { ts: { skipTypeImports: true } } })
+    .then((res) => ({ deps: res.obj(), cycles: res.circular(), skipped: res.warnings().skipped })));
+}
+
+test('every import of src/ resolves (else the checks below would miss it)', async () => {
+  const { deps, skipped } = await load();
+  assert.deepEqual(skipped, []);
+  assert.ok(Object.keys(deps).length > 50, 'madge read the source tree');
+});
+
+test('no import cycle in src/', async () => {
+  const { cycles } = await load();
+  assert.deepEqual(cycles.map((c) => c.join(' -> ')), []);
+});
+
+test('every part of src/ sits in a layer', async () => {
+  const { deps } = await load();
+  const unplaced = [...new Set(Object.keys(deps).map(partOf))].filter((p) => !rank.has(p));
+  assert.deepEqual(unplaced, [], 'place these in LAYERS (test/architecture.test.ts) and in docs/architecture.md');
+});
+
+test('imports point down the layers', async () => {
+  const { deps } = await load();
+  const upward: string[] = [];
+  for (const [file, imported] of Object.entries(deps)) {
+    const from = rank.get(partOf(file));
+    for (const dep of imported) {
+      const to = rank.get(partOf(dep));
+      if (from !== undefined && to !== undefined && to < from) upward.push(`${file} (${LAYERS[from].layer}) -> ${dep} (${LAYERS[to].layer})`);
+    }
+  }
+  assert.deepEqual(upward, []);
+});
