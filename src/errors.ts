@@ -16,6 +16,9 @@ export class DomainError extends Error {
     this.name = 'DomainError';
     this.status = STATUS[code];
   }
+
+  /** The name fastify and route-level error handlers read (a DomainError thrown in a hook keeps its status). */
+  get statusCode(): number { return this.status; }
 }
 
 export const badRequest = (m: string) => new DomainError('bad_request', m);

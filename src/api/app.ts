@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
 import { installErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrors, installInputGuard } from './input-guard.js';
 import { AccessLog } from './access-log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { instrument } from './instrument.js';
@@ -42,6 +43,8 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
     // Keep-alive sockets that are idle are closed at shutdown; busy ones are drained.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -67,6 +70,8 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
 
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody);
+  // After cookie parsing (cookies are checked too), before the session layer reads them.
+  installInputGuard(app);
   installSessionLayer(app, ctx);
 
   await app.register(platformRoutes(ctx));

@@ -26,3 +26,7 @@ export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOSt
 export function workspaceView(w: { slug: string; name: string; workflow_containers: boolean; workflow_plugins: boolean; created_at: Date }) {
   return { slug: w.slug, name: w.name, workflow_containers: w.workflow_containers, workflow_plugins: w.workflow_plugins, created_at: w.created_at.toISOString() };
 }
+
+/** A bigint id used as a page cursor: decimal digits within PostgreSQL's bigint (2^63 - 1). The refinement runs even after the regex failed (zod 4), hence its own test. */
+export const bigintCursor = z.string().regex(/^\d{1,19}$/, 'expected a non-negative integer id')
+  .refine((v) => /^\d{1,19}$/.test(v) && BigInt(v) <= 9223372036854775807n, 'expected an id within 64 bits (at most 9223372036854775807)');

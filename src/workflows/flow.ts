@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { checkTemplates, usesSecrets } from './template.js';
+import { MAX_VALUE_DEPTH, valueProblem } from '../util/well-formed.js';
 
 // yaml is loaded on first parse, so building the route tree stays light.
 const require = createRequire(import.meta.url);
@@ -157,17 +158,43 @@ export function* walkTasks(tasks: TaskDef[], path = 'tasks'): Generator<{ task: 
   }
 }
 
+/** Alias references a flow may make (yaml's own default, 100, counts differently and throws). */
+export const MAX_YAML_ALIASES = 100;
+
+/**
+ * The YAML document as plain data, or a FlowValidationError: syntax errors, more than
+ * MAX_YAML_ALIASES alias references (a "billion laughs" document), nesting deeper than
+ * MAX_VALUE_DEPTH, text PostgreSQL cannot store, and a stack overflow of the parser itself.
+ */
+function loadYaml(source: string): unknown {
+  const invalid = (message: string) => new FlowValidationError([{ path: '', message: `invalid YAML: ${message}` }]);
+  let raw: unknown;
+  try {
+    const doc = parseDocument(source, { prettyErrors: false, uniqueKeys: true });
+    if (doc.errors.length) {
+      const e = doc.errors[0];
+      // yaml reports its own stack overflow as a document error
+      if (/call stack/i.test(e.message)) throw new RangeError(e.message);
+      const line = e.linePos?.[0] ? ` (line ${e.linePos[0].line}, column ${e.linePos[0].col})` : '';
+      throw invalid(`${e.message.split('\n')[0]}${line}`);
+    }
+    raw = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (e) {
+    if (e instanceof FlowValidationError) throw e;
+    if (e instanceof RangeError) throw invalid(`the document nests too deeply (at most ${MAX_VALUE_DEPTH} levels)`);
+    if (e instanceof ReferenceError && /alias/i.test(e.message)) throw invalid(`too many alias references (at most ${MAX_YAML_ALIASES})`);
+    throw invalid('the document cannot be read');
+  }
+  const bad = valueProblem(raw);
+  if (bad) throw new FlowValidationError([{ path: bad.where, message: bad.problem }]);
+  return raw;
+}
+
 export interface ParsedFlow { def: FlowDef; usesSecrets: boolean }
 
 /** Parses and validates a flow's YAML source. Throws FlowValidationError with every problem found. */
 export function parseFlow(source: string): ParsedFlow {
-  const doc = parseDocument(source, { prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length) {
-    const e = doc.errors[0];
-    const line = e.linePos?.[0] ? ` (line ${e.linePos[0].line}, column ${e.linePos[0].col})` : '';
-    throw new FlowValidationError([{ path: '', message: `invalid YAML: ${e.message.split('\n')[0]}${line}` }]);
-  }
-  const raw = doc.toJS();
+  const raw = loadYaml(source);
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new FlowValidationError([{ path: '', message: 'a flow is a YAML mapping with id, namespace and tasks' }]);
   const parsed = flowSchema.safeParse(raw);
   if (!parsed.success) {

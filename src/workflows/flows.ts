@@ -2,7 +2,7 @@
 // Saving a flow that reads workspace secrets needs `workflow:use_secrets` (checked by the caller,
 // who knows the person); saving is a governance change.
 import type { Db } from '../db/index.js';
-import { notFound, badRequest } from '../errors.js';
+import { notFound, badRequest, isUniqueViolation } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
 import { parseFlow, FlowValidationError, type FlowDef, type ParsedFlow } from './flow.js';
 import { TtlCache } from '../util/ttl-cache.js';
@@ -51,6 +51,19 @@ export async function saveFlow(db: Db, actor: Actor, workspaceId: string, worksp
   if (expect && (def.namespace !== expect.namespace || def.id !== expect.flowId)) {
     throw badRequest(`the source declares ${def.namespace}.${def.id}, not ${expect.namespace}.${expect.flowId}; a flow's id and namespace cannot change`);
   }
+  // Two first saves of the same flow at once both find no row to lock and both insert: the loser
+  // gets a unique violation and runs again, now seeing (and locking) the winner's row, so it ends
+  // as an update or as "unchanged" instead of an error.
+  try {
+    return await saveOnce(db, actor, workspaceId, workspaceSlug, source, parsed, expect);
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    return saveOnce(db, actor, workspaceId, workspaceSlug, source, parsed, expect);
+  }
+}
+
+function saveOnce(db: Db, actor: Actor, workspaceId: string, workspaceSlug: string, source: string, parsed: ParsedFlow, expect?: { namespace: string; flowId: string }): Promise<{ flow: FlowRecord; created: boolean; changed: boolean }> {
+  const { def } = parsed;
   return db.transaction().execute(async (tx) => {
     const current = await tx.selectFrom('flows').selectAll()
       .where('workspace_id', '=', workspaceId).where('namespace', '=', def.namespace).where('flow_id', '=', def.id)

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { guard, requireUser } from '../plugins/auth.js';
-import { changedSchema, groupSchema, iso, userSchema, apiErrors } from '../schemas.js';
+import { changedSchema, groupSchema, iso, userSchema, apiErrors, bigintCursor } from '../schemas.js';
 import { listUsers } from '../../identity/users.js';
 import { listGroupMembers, listGroups, resolveGroupRef } from '../../identity/groups.js';
 import { addGroupMember, createGroup, createUser, removeGroupMember, setGroupPlatformAdmin } from '../../access/governance.js';
@@ -104,7 +104,7 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: admin,
       schema: {
         tags: ['admin'], summary: 'Audit events, newest first; page with `before` (the last id seen)',
-        querystring: z.object({ before: z.string().regex(/^\d+$/).optional(), limit: z.coerce.number().int().min(1).max(500).default(100), kind: z.enum(['authz', 'governance', 'auth']).optional() }),
+        querystring: z.object({ before: bigintCursor.optional(), limit: z.coerce.number().int().min(1).max(500).default(100), kind: z.enum(['authz', 'governance', 'auth']).optional() }),
         response: {
           200: z.object({
             events: z.array(z.object({

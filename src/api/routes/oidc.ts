@@ -71,6 +71,7 @@ export function oidcRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       logSerializers: { req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url.split('?', 1)[0] }) },
       // Whatever the provider sends, the person gets the failure page, never a JSON 400.
       attachValidation: true,
+      config: { inputGuard: false },
       schema: {
         tags: ['auth'],
         summary: 'Completes single sign-on: checks state, exchanges the code, validates the ID token, syncs the user and groups, sets the session and CSRF cookies, redirects to oidc.post_login_redirect',

@@ -56,7 +56,7 @@ export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     if (services && !services.config.workflow.webhooks_enabled) return;
 
     // Any body: JSON (any value), text, or form fields (form parsing is registered app-wide).
-    app.addContentTypeParser(['text/plain', 'application/x-yaml', 'application/xml', 'text/xml'], { parseAs: 'string', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
 
     app.post('/workflows/v1/:ws/executions/webhook/:namespace/:flowId/:key', {
       bodyLimit: WEBHOOK_BODY_LIMIT,

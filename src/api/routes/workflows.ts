@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { guard } from '../plugins/auth.js';
 import { actorOf } from './admin.js';
-import { errorSchema, iso, apiErrors } from '../schemas.js';
+import { errorSchema, iso, apiErrors, bigintCursor } from '../schemas.js';
 import { allows } from '../../access/access.js';
 import { forbidden, notFound, badRequest, DomainError } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
@@ -196,7 +196,7 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: viewer,
       schema: {
         tags: ['workflows'], summary: 'Log lines as NDJSON; with follow=true the stream stays open until the execution ends', params: execParams,
-        querystring: z.object({ follow: z.enum(['true', 'false']).default('false'), after: z.string().regex(/^\d+$/).optional(), limit: z.coerce.number().int().min(1).max(10_000).default(1000) }),
+        querystring: z.object({ follow: z.enum(['true', 'false']).default('false'), after: bigintCursor.optional(), limit: z.coerce.number().int().min(1).max(10_000).default(1000) }),
       },
     }, async (req, reply) => {
       const s = ctx.services();
