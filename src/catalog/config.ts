@@ -20,6 +20,13 @@ export const ENDPOINTS = [
   'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics',
   'POST /v1/{prefix}/tables/rename',
   'POST /v1/{prefix}/transactions/commit',
+  'GET /v1/{prefix}/namespaces/{namespace}/views',
+  'POST /v1/{prefix}/namespaces/{namespace}/views',
+  'GET /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'POST /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}',
+  'POST /v1/{prefix}/views/rename',
 ];
 
 /** How long a stored Idempotency-Key answer is replayed (ISO 8601 duration, as the spec writes it). */

@@ -64,7 +64,7 @@ function maxFieldId(type: unknown, depth = 0): number {
   return max;
 }
 
-function checkSchema(v: unknown): Json {
+export function checkSchema(v: unknown): Json {
   const s = obj(v, 'schema');
   if (s.type !== 'struct' || !Array.isArray(s.fields)) throw badRequest('schema must be a struct with fields');
   for (const f of s.fields as unknown[]) {
@@ -79,7 +79,7 @@ function checkSchema(v: unknown): Json {
 
 const withoutId = (o: Json, key: string) => JSON.stringify({ ...o, [key]: undefined });
 /** Reuses an identical entry's id, else assigns the highest plus one. */
-function idFor(list: Json[], entry: Json, key: string): { id: number; existing: boolean } {
+export function idFor(list: Json[], entry: Json, key: string): { id: number; existing: boolean } {
   const same = list.find((x) => withoutId(x, key) === withoutId(entry, key));
   if (same) return { id: same[key] as number, existing: true };
   return { id: list.reduce((m, x) => Math.max(m, x[key] as number), -1) + 1, existing: false };

@@ -40,7 +40,7 @@ export function sendJson(reply: FastifyReply, status: number, text: string) {
   return reply.status(status).type('application/json; charset=utf-8').send(text);
 }
 
-function loadResultText(location: string | null, metadataText: string, config: Record<string, string>): string {
+export function loadResultText(location: string | null, metadataText: string, config: Record<string, string>): string {
   return `{${location ? `"metadata-location":${JSON.stringify(location)},` : ''}"metadata":${metadataText},"config":${JSON.stringify(config)}}`;
 }
 

@@ -17,6 +17,7 @@ import { findWarehouse } from '../../../catalog/warehouse.js';
 import { callerOf, catalogErrors, catalogPrincipal, setCatalogPrincipal } from './catalog-common.js';
 import { catalogNamespaceRoutes } from './catalog-namespaces.js';
 import { catalogTableRoutes } from './catalog-tables.js';
+import { catalogViewRoutes } from './catalog-views.js';
 import { parseJson } from '../../../catalog/json.js';
 
 export { catalogPrincipal } from './catalog-common.js';
@@ -98,6 +99,7 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     await app.register(catalogNamespaceRoutes(ctx));
     await app.register(catalogTableRoutes(ctx));
+    await app.register(catalogViewRoutes(ctx));
 
     // Other catalog paths pass the same gate, then are unknown.
     app.all('/catalog/*', { config: { csrf: false }, schema: { hide: true } }, async (req, reply) => {
