@@ -68,3 +68,19 @@ test('imports point down the layers', async () => {
   }
   assert.deepEqual(upward, []);
 });
+
+test(`no source file over ${MAX_LINES} lines`, () => {
+  const long: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(ts|sh)$/.test(e.name)) {
+        const lines = readFileSync(p, 'utf8').split('\n').length - 1;
+        if (lines > MAX_LINES) long.push(`${relative(SRC, p)}: ${lines} lines`);
+      }
+    }
+  };
+  walk(SRC);
+  assert.deepEqual(long, [], 'split these by concern (docs/architecture.md)');
+});

@@ -13,7 +13,7 @@ import {
   podNameFor,
   type ClusterRunner,
   type ClusterRunnerOptions,
-} from '../src/runners/cluster.js';
+} from '../src/runners/cluster/index.js';
 import { RunnerSpecError, outputMatcher, type ContainerTaskSpec, type LogStream, type Resources } from '../src/runners/types.js';
 import { createContainerRunner, keptContainerCutoff } from '../src/runners/index.js';
 import { defaultConfig } from '../src/config/index.js';

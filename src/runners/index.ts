@@ -8,7 +8,7 @@ import type { ContainerRunner } from './types.js';
 
 export * from './types.js';
 export type { LocalContainerRunner, LocalContainerRunnerOptions } from './local-container.js';
-export type { ClusterRunner, ClusterRunnerOptions } from './cluster.js';
+export type { ClusterRunner, ClusterRunnerOptions } from './cluster/index.js';
 
 export interface RunnerDeps {
   log?: Logger;
@@ -35,7 +35,7 @@ export async function createContainerRunner(config: Config, deps: RunnerDeps = {
       clock: deps.clock,
     });
   }
-  const { createClusterRunner } = await import('./cluster.js');
+  const { createClusterRunner } = await import('./cluster/index.js');
   const c = config.workflow.cluster;
   return createClusterRunner({
     kubeConfig: deps.kubeConfig,
