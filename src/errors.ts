@@ -2,11 +2,14 @@
 // the CLI prints `<code>: <message>` on one line.
 export type ErrorCode =
   | 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict'
-  | 'gone' | 'payload_too_large' | 'too_many_requests' | 'unavailable';
+  | 'gone' | 'payload_too_large' | 'too_many_requests' | 'unavailable'
+  // SPEC 7: adding an engine while engines are off is `disabled`; a floating image tag is `refused`
+  | 'disabled' | 'refused';
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410,
   payload_too_large: 413, too_many_requests: 429, unavailable: 503,
+  disabled: 409, refused: 400,
 };
 
 export class DomainError extends Error {

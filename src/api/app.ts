@@ -24,6 +24,7 @@ import { workflowRoutes } from './routes/workflows.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { queryRoutes } from './routes/queries.js';
+import { engineRoutes } from './routes/engines.js';
 import { installSessionLayer } from './plugins/auth.js';
 import type { AppContext } from './context.js';
 import { VERSION } from '../version.js';
@@ -85,6 +86,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   await app.register(webhooksRoutes(ctx));
   await app.register(dashboardRoutes(ctx));
   await app.register(queryRoutes(ctx));
+  await app.register(engineRoutes(ctx));
   await app.register(uiRoutes(ctx));
   return app;
 }

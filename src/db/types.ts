@@ -3,6 +3,7 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { WorkflowTables } from './workflow-types.js';
 import type { CatalogTables } from './catalog-types.js';
 import type { QueryTables } from './query-types.js';
+import type { EngineTables } from './engine-types.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -165,7 +166,7 @@ export interface PolicyTagsTable {
   created_at: CreatedAt;
 }
 
-export interface Database extends WorkflowTables, CatalogTables, QueryTables {
+export interface Database extends WorkflowTables, CatalogTables, QueryTables, EngineTables {
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;

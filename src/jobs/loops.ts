@@ -5,6 +5,9 @@ import { startMaintenance } from './maintenance.js';
 import { startWorkflowWorker } from './workflow-worker.js';
 import { startTriggerLoop } from './trigger-loop.js';
 import { startQueryWorker } from '../queries/worker.js';
+import { startEngineWorker } from './engine-worker.js';
+import { provisionerOf } from '../engines/engines.js';
+import { createProvisioner } from '../engines/provisioner.js';
 
 export async function startLoops(services: Services): Promise<void> {
   const log = services.logging.module('svc::jobs');
@@ -20,6 +23,13 @@ export async function startLoops(services: Services): Promise<void> {
     services.onClose(() => worker.close());
   } else {
     log.info('workflow worker off (workflow.worker_enabled = false): executions are recorded and wait');
+  }
+  const engines = provisionerOf(services);
+  log.info({ provisioner: engines.provisioner, reason: engines.reason }, 'engine provisioner');
+  if (engines.provisioner !== 'none') {
+    const p = await createProvisioner(services.config, engines.provisioner, { log: services.logging.module('svc::engines') });
+    const worker = await startEngineWorker(services, p);
+    services.onClose(() => worker.close());
   }
   if (wf.scheduler_enabled) {
     if (!wf.worker_enabled) log.warn('workflow.scheduler_enabled needs the worker: triggers fire executions that wait for a worker');

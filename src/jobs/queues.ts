@@ -47,6 +47,8 @@ export interface ExecutionJob { executionId: string; created?: unknown }
 export interface TaskRunJobData { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
 /** Payload of the `queries` queue: `run` names the query; the `sweep` and `retention` schedulers carry nothing. */
 export interface QueryJob { queryId?: string }
+/** Payload of the `engines` queue: the engine whose transition to run (the `sweep` job carries ''). */
+export interface EngineJobData { engineId: string }
 /** Payload of the `triggers` queue: `execution-ended` names the execution; `trigger-tick` carries nothing. */
 export interface TriggerJob { executionId?: string }
 
@@ -87,6 +89,12 @@ export const QUEUES = {
     description: 'recorded SQL queries (run), the sweep of runs whose replica stopped, result retention',
     // one attempt: a query may change data, so a lost run is recorded FAILED, never run again
     jobOptions: { ...KEEP, attempts: 1 },
+    scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
+  }),
+  engines: defineQueue<EngineJobData>({
+    name: 'engines',
+    description: 'provisioning transitions of query engines (up, stop, remove) and the sweep that re-queues lost ones',
+    jobOptions: KEEP,
     scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
   }),
 } as const satisfies Record<string, QueueDef<any>>;

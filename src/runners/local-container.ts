@@ -115,51 +115,55 @@ export async function readTarFiles(
   return out;
 }
 
+/** Makes sure `image` is on the engine: inspect, else pull (bounded by pullTimeoutMs) and inspect again. */
+export async function ensureImagePresent(docker: Docker, image: string, opts: { log?: Logger; pullTimeoutMs: number }): Promise<void> {
+  const { log, pullTimeoutMs } = opts;
+  try {
+    await docker.getImage(image).inspect();
+    return;
+  } catch (err) {
+    if (statusCode(err) !== 404) throw new Error(`image ${image}: the container engine could not inspect it: ${oneLine(err)}`);
+  }
+  log?.info({ image }, 'image not present on the container engine; pulling it');
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      new Promise<void>((resolve, reject) => {
+        docker.pull(image, {}, (err: unknown, stream?: NodeJS.ReadableStream) => {
+          if (err || !stream) { reject(err ?? new Error('no pull stream')); return; }
+          docker.modem.followProgress(stream, (e: unknown, events: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
+            // the engine reports a failed pull as an `error` event inside a 200 stream
+            const failed = (events ?? []).find((ev) => ev && (ev.error || ev.errorDetail?.message));
+            if (e) reject(e);
+            else if (failed) reject(new Error(failed.errorDetail?.message ?? failed.error));
+            else resolve();
+          });
+        });
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${pullTimeoutMs} ms`)), pullTimeoutMs);
+      }),
+    ]);
+  } catch (err) {
+    throw new Error(`image ${image} is not present on the container engine and pulling it failed: ${oneLine(err)}`);
+  } finally {
+    clearTimeout(timer);
+  }
+  // some engines end the pull stream without an error event although nothing was pulled
+  try {
+    await docker.getImage(image).inspect();
+  } catch (err) {
+    throw new Error(`image ${image} is not present on the container engine and pulling it failed: ${oneLine(err)}`);
+  }
+}
+
 export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): LocalContainerRunner {
   const docker = new Docker(dockerOptionsFromHost(opts.host));
   const log = opts.log;
   const clock = opts.clock ?? { now: () => new Date() };
   const pullTimeoutMs = opts.pullTimeoutMs ?? 60_000;
 
-  async function ensureImage(image: string): Promise<void> {
-    try {
-      await docker.getImage(image).inspect();
-      return;
-    } catch (err) {
-      if (statusCode(err) !== 404) throw new Error(`image ${image}: the container engine could not inspect it: ${oneLine(err)}`);
-    }
-    log?.info({ image }, 'image not present on the container engine; pulling it');
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        new Promise<void>((resolve, reject) => {
-          docker.pull(image, {}, (err: unknown, stream?: NodeJS.ReadableStream) => {
-            if (err || !stream) { reject(err ?? new Error('no pull stream')); return; }
-            docker.modem.followProgress(stream, (e: unknown, events: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
-              // the engine reports a failed pull as an `error` event inside a 200 stream
-              const failed = (events ?? []).find((ev) => ev && (ev.error || ev.errorDetail?.message));
-              if (e) reject(e);
-              else if (failed) reject(new Error(failed.errorDetail?.message ?? failed.error));
-              else resolve();
-            });
-          });
-        }),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${pullTimeoutMs} ms`)), pullTimeoutMs);
-        }),
-      ]);
-    } catch (err) {
-      throw new Error(`image ${image} is not present on the container engine and pulling it failed: ${oneLine(err)}`);
-    } finally {
-      clearTimeout(timer);
-    }
-    // some engines end the pull stream without an error event although nothing was pulled
-    try {
-      await docker.getImage(image).inspect();
-    } catch (err) {
-      throw new Error(`image ${image} is not present on the container engine and pulling it failed: ${oneLine(err)}`);
-    }
-  }
+  const ensureImage = (image: string) => ensureImagePresent(docker, image, { log, pullTimeoutMs });
 
   async function createContainer(spec: ContainerTaskSpec, labels: Record<string, string>): Promise<Docker.Container> {
     const name = containerName(spec.name);
