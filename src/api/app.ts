@@ -21,6 +21,7 @@ import { oidcRoutes } from './routes/oidc.js';
 import { machinesRoutes } from './routes/machines.js';
 import { uiRoutes } from './routes/ui.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { automationRoutes } from './routes/automations.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { queryRoutes } from './routes/queries.js';
@@ -83,6 +84,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   await app.register(oidcRoutes(ctx));
   await app.register(machinesRoutes(ctx));
   await app.register(workflowRoutes(ctx));
+  await app.register(automationRoutes(ctx));
   await app.register(webhooksRoutes(ctx));
   await app.register(dashboardRoutes(ctx));
   await app.register(queryRoutes(ctx));

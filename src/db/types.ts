@@ -4,6 +4,7 @@ import type { WorkflowTables } from './workflow-types.js';
 import type { CatalogTables } from './catalog-types.js';
 import type { QueryTables } from './query-types.js';
 import type { EngineTables } from './engine-types.js';
+import type { AutomationTables } from './automation-types.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -166,7 +167,7 @@ export interface PolicyTagsTable {
   created_at: CreatedAt;
 }
 
-export interface Database extends WorkflowTables, CatalogTables, QueryTables, EngineTables {
+export interface Database extends WorkflowTables, CatalogTables, QueryTables, EngineTables, AutomationTables {
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;

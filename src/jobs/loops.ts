@@ -8,6 +8,7 @@ import { startQueryWorker } from '../queries/worker.js';
 import { startEngineWorker } from './engine-worker.js';
 import { provisionerOf } from '../engines/engines.js';
 import { createProvisioner } from '../engines/provisioner.js';
+import { startAutomationWorker } from './automation-worker.js';
 
 export async function startLoops(services: Services): Promise<void> {
   const log = services.logging.module('svc::jobs');
@@ -36,4 +37,5 @@ export async function startLoops(services: Services): Promise<void> {
     const triggers = await startTriggerLoop(services);
     services.onClose(() => triggers.close());
   }
+  await startAutomationWorker(services);
 }

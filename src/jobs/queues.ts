@@ -52,6 +52,11 @@ export interface EngineJobData { engineId: string }
 /** Payload of the `triggers` queue: `execution-ended` names the execution; `trigger-tick` carries nothing. */
 export interface TriggerJob { executionId?: string }
 
+/** Payload of the `automation` queue: `evaluate` names the alert or report and its slot; `automation-tick` carries nothing. */
+export interface AutomationJob { automationId?: string; slot?: string; manual?: boolean }
+/** Payload of the `automation-deliveries` queue: one notification to one recipient. */
+export interface DeliveryJob { deliveryId: string }
+
 export const QUEUES = {
   executions: defineQueue<ExecutionJob>({
     name: 'executions',
@@ -96,6 +101,19 @@ export const QUEUES = {
     description: 'provisioning transitions of query engines (up, stop, remove) and the sweep that re-queues lost ones',
     jobOptions: KEEP,
     scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
+  }),
+  automation: defineQueue<AutomationJob>({
+    name: 'automation',
+    description: 'alerts and reports: the schedule tick (automation-tick) and one evaluation per claimed slot or manual run (evaluate)',
+    // one attempt: a slot fires at most once (docs/alerts.md); the evaluation row makes a redelivery a no-op
+    jobOptions: { ...KEEP, attempts: 1 },
+    scheduledJobOptions: SCHEDULED,
+  }),
+  deliveries: defineQueue<DeliveryJob>({
+    name: 'automation-deliveries',
+    description: 'one notification to one recipient of an alert or report (webhook, Slack), retried with back-off',
+    // 6 attempts: 5, 10, 20, 40, 80 s apart (docs/alerts.md "Delivery")
+    jobOptions: { ...KEEP, attempts: 6, backoff: { type: 'exponential', delay: 5_000 } },
   }),
 } as const satisfies Record<string, QueueDef<any>>;
 

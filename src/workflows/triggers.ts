@@ -37,7 +37,8 @@ export const MAX_FLOW_TRIGGER_DEPTH = 32;
 // ---------------------------------------------------------------------------------------------
 
 const cronCache = new Map<string, Cron | string>();
-function cronFor(expr: string, timezone: string): Cron | string {
+/** The parsed schedule of an expression (cached), or the problem with it. */
+export function cronFor(expr: string, timezone: string): Cron | string {
   const k = `${timezone}\u0000${expr}`;
   let c = cronCache.get(k);
   if (c === undefined) {

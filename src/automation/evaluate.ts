@@ -1,0 +1,150 @@
+// One evaluation of an alert or report (docs/alerts.md "Evaluation"): run its SQL through
+// runQuery, judge the condition (alerts) or build the content (reports), move the alert's state,
+// and enqueue the notifications. Every evaluation is recorded, one row per schedule slot, so a
+// redelivered job finds its row and does nothing twice.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Services } from '../services.js';
+import type { AutomationRow, EvaluationRow } from '../db/automation-types.js';
+import { runQuery, type RunQueryInput } from '../queries/run.js';
+import type { EngineResult } from '../queries/types.js';
+import { judge, transition, type Condition, type Notification, type Outcome } from './conditions.js';
+import { enqueueDeliveries, type Notice } from './delivery.js';
+import { linkOf } from './automations.js';
+
+/** How evaluation runs SQL (runQuery by default; tests may hand rows in). */
+export type Querier = (input: RunQueryInput) => Promise<EngineResult>;
+
+/** Alerts and reports read: their SQL runs with ws_viewer's statements, whoever saved it. */
+export const AUTOMATION_ROLE = 'ws_viewer' as const;
+/** A CSV report's text is cut at this many bytes (the rest of the rows are left out, and it says so). */
+export const MAX_REPORT_BYTES = 4 * 1024 * 1024;
+
+export interface EvaluateOptions { scheduledFor: Date; manual?: boolean; query?: Querier }
+
+function csvCell(v: unknown): string {
+  const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** RFC 4180 CSV of a result, cut at MAX_REPORT_BYTES on a row boundary. */
+export function toCsv(r: EngineResult): { csv: string; cut: boolean } {
+  let out = r.columns.map((c) => csvCell(c.name)).join(',') + '\r\n';
+  for (const row of r.rows) {
+    const line = row.map(csvCell).join(',') + '\r\n';
+    if (Buffer.byteLength(out) + Buffer.byteLength(line) > MAX_REPORT_BYTES) return { csv: out, cut: true };
+    out += line;
+  }
+  return { csv: out, cut: false };
+}
+
+const describe = (c: Condition) => `${c.type === 'row_count' ? 'row count' : c.column ?? 'value'} ${c.op} ${c.threshold}`;
+
+function alertNotice(a: AutomationRow, ws: string, link: string, n: Exclude<Notification, null>, value: number | null, error: string | null, at: Date): Notice {
+  const cond = a.spec as unknown as Condition;
+  const text = n === 'triggered' ? `Alert "${a.name}" is firing: ${describe(cond)} (value ${value}). ${link}`
+    : n === 'recovered' ? `Alert "${a.name}" recovered: ${describe(cond)} no longer holds (value ${value}). ${link}`
+    : `Alert "${a.name}" could not be evaluated: ${error}. ${link}`;
+  return {
+    event: `alert.${n}`, text,
+    body: { event: `alert.${n}`, workspace: ws, alert: { id: a.id, name: a.name, url: link }, condition: cond, value, error, evaluated_at: at.toISOString() },
+  };
+}
+
+/** Runs one evaluation; returns its record (the existing one when this slot was already evaluated). */
+export async function evaluate(services: Services, automationId: string, opts: EvaluateOptions): Promise<EvaluationRow | undefined> {
+  const log = services.logging.module('svc::automation');
+  const a = await services.db.selectFrom('automations').selectAll().where('id', '=', automationId).executeTakeFirst();
+  if (!a) return undefined;
+  const ws = await services.db.selectFrom('workspaces').select('slug').where('id', '=', a.workspace_id).executeTakeFirstOrThrow();
+  const now = services.clock.now();
+  const evalId = randomUUID();
+  const inserted = await services.db.insertInto('automation_evaluations')
+    .values({ id: evalId, automation_id: a.id, scheduled_for: opts.scheduledFor, manual: opts.manual ?? false, started_at: now })
+    .onConflict((oc) => oc.columns(['automation_id', 'scheduled_for', 'manual']).doNothing()).executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+    return services.db.selectFrom('automation_evaluations').selectAll().where('automation_id', '=', a.id)
+      .where('scheduled_for', '=', opts.scheduledFor).where('manual', '=', opts.manual ?? false).executeTakeFirst();
+  }
+  const query = opts.query ?? ((input) => runQuery(services.queryEngines, services.config, input));
+  const link = linkOf(services.config, ws.slug, a);
+  const spec = a.spec as { type: string };
+  let result: EngineResult | undefined;
+  let error: string | null = null;
+  if (a.sql.trim() !== '') {
+    try {
+      result = await query({ workspace: a.workspace_id, engine: a.engine, sql: a.sql, principal: { name: `${a.kind}:${a.id}`, role: AUTOMATION_ROLE } });
+    } catch (err) {
+      error = (err as Error).message.slice(0, 2000);
+    }
+  }
+
+  let outcome: Outcome | 'delivered';
+  let value: number | null = null;
+  let notification: string | null = null;
+  if (a.kind === 'alert') {
+    if (result) {
+      try {
+        const j = judge(a.spec as unknown as Condition, result);
+        value = j.value;
+        outcome = j.triggered ? 'triggered' : 'ok';
+      } catch (err) {
+        error = (err as Error).message;
+        outcome = 'error';
+      }
+    } else outcome = 'error';
+    // The state moves under a row lock: a manual run and a scheduled one cannot both notify. The
+    // deliveries are enqueued after the commit, so their jobs never run before their rows exist.
+    const notify = await services.db.transaction().execute(async (tx) => {
+      const cur = await tx.selectFrom('automations').select(['state', 'last_notified_at']).where('id', '=', a.id).forUpdate().executeTakeFirst();
+      if (!cur) return null;
+      const next = transition({ state: cur.state, lastNotifiedAt: cur.last_notified_at }, outcome as Outcome, now, a.grace_secs);
+      await tx.updateTable('automations').set({
+        state: next.state, last_evaluated_at: now,
+        ...(next.state !== cur.state ? { state_since: now } : {}),
+        ...(next.notify === 'triggered' ? { last_notified_at: now } : {}),
+      }).where('id', '=', a.id).execute();
+      return next.notify;
+    });
+    if (notify) {
+      notification = notify;
+      await enqueueDeliveries(services, a, evalId, alertNotice(a, ws.slug, link, notify, value, error, now));
+    }
+  } else {
+    if (spec.type !== 'screenshot' && !result) outcome = 'error';
+    else {
+      const body: Record<string, unknown> = { event: 'report', workspace: ws.slug, report: { id: a.id, name: a.name, url: link }, scheduled_for: opts.scheduledFor.toISOString() };
+      let text = `Report "${a.name}"`;
+      if (result && spec.type === 'csv') {
+        const { csv, cut } = toCsv(result);
+        body.format = 'csv';
+        body.csv = csv;
+        body.truncated = result.truncated || cut;
+        text += `: ${result.rows.length} rows${body.truncated ? ' (truncated)' : ''}. ${link}`;
+      } else if (result) {
+        body.format = 'table';
+        body.columns = result.columns;
+        body.rows = result.rows;
+        body.truncated = result.truncated;
+        text += `: ${result.rows.length} rows. ${link}`;
+      } else {
+        body.format = 'screenshot';
+        body.path = (spec as { path?: string }).path;
+        text += `. ${link}`;
+      }
+      await enqueueDeliveries(services, a, evalId, { event: 'report', body, text });
+      notification = 'report';
+      outcome = 'delivered';
+    }
+    await services.db.updateTable('automations').set({ last_evaluated_at: now }).where('id', '=', a.id).execute();
+  }
+
+  const done = await services.db.updateTable('automation_evaluations').set({
+    ended_at: services.clock.now(), outcome, value: value === null ? null : JSON.stringify(value), error, notification,
+  }).where('id', '=', evalId).returningAll().executeTakeFirst();
+  log.info({ automation: a.id, kind: a.kind, outcome, notification, err: error ?? undefined }, `${a.kind} evaluated`);
+  // Evaluations beyond the newest 1000 of an automation are pruned as they go.
+  await sql`DELETE FROM automation_evaluations WHERE automation_id = ${a.id} AND id IN (
+    SELECT id FROM automation_evaluations WHERE automation_id = ${a.id} ORDER BY started_at DESC OFFSET 1000)`.execute(services.db);
+  return done;
+}
