@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
 import { installErrorHandling } from './errors.js';
+import { finishDocument } from './openapi-doc.js';
 import { clientErrorHandler, frameworkErrors, installInputGuard } from './input-guard.js';
 import { AccessLog } from './access-log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -58,6 +59,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
       info: { title: 'svc', version: VERSION, description: 'Control plane of a multi-workspace data platform' },
     },
     transform: jsonSchemaTransform,
+    transformObject: finishDocument as never,
   });
 
   const metrics: Metrics = opts.services?.metrics ?? createMetrics();

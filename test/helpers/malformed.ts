@@ -41,7 +41,7 @@ export const OTHER_BODIES: Array<[string, string | Buffer]> = [
 /** A plausible value for a path parameter, so the other parameters' variants get past routing. */
 function validPathValue(p: Param): string {
   if ((p.schema as { format?: string } | undefined)?.format === 'uuid') return randomUUID();
-  return ({ ws: 'default', prefix: 'default', namespace: 'company.team', service: 'svc', '*': 'index.html' } as Record<string, string>)[p.name] ?? 'x1';
+  return ({ ws: 'default', prefix: 'default', namespace: 'company.team', service: 'svc', path: 'index.html' } as Record<string, string>)[p.name] ?? 'x1';
 }
 
 /** A sample of a JSON schema with every string replaced by `str` and every number by `num`. */
