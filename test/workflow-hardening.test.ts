@@ -7,6 +7,7 @@ import { initAdministrator } from '../src/bootstrap/init.js';
 import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
+import { sql } from 'kysely';
 
 let t: TestApp;
 let s3: TestS3;
@@ -90,5 +91,57 @@ describe('secrets rendered by flowable tasks', () => {
     assert.equal(check.error, "read('******'): no such namespace file in hard");
     assert.ok(!JSON.stringify(e).includes(SECRET));
     assert.ok(!(await storedText()).includes(SECRET));
+  });
+});
+
+describe('what tasks produce is stored, and a step PostgreSQL refuses fails the execution', () => {
+  const put = async (path: string, body: Buffer) => {
+    const res = await b.request('PUT', `/workflows/v1/${WS}/namespaces/hard/files/content?path=${path}`, body, { headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(res.statusCode, 200, res.body);
+  };
+
+  test('NUL and lone surrogates in log lines, outputs, keys and errors become U+FFFD', async () => {
+    await put('nul.txt', Buffer.from('a\u0000b'));
+    // JSON escapes: a key with NUL, a lone high surrogate as a value
+    await put('odd.json', Buffer.from('{"k\\u0000ey": "\\ud800x", "deep": [[["\\u0000"]]]}'));
+    await put('list.json', Buffer.from('["a\\u0000b"]'));
+    await saveFlow(b, WS, 'id: nul\nnamespace: hard\ntasks:\n'
+      + '  - id: l\n    type: log\n    message: "line {{ read(\'nul.txt\') }}"\n'
+      + '  - id: o\n    type: output\n    values:\n      text: "{{ read(\'nul.txt\') }}"\n      odd: "{{ json(read(\'odd.json\')) }}"\n'
+      + '  - id: each\n    type: foreach\n    values: "{{ json(read(\'list.json\')) }}"\n    tasks:\n      - id: noop\n        type: log\n        message: hi\n'
+      + '  - id: f\n    type: fail\n    message: "failed {{ read(\'nul.txt\') }}"\n');
+    const e = await waitEnded(t, b, WS, await run(b, WS, 'hard', 'nul'));
+    assert.equal(e.state, 'FAILED', JSON.stringify(e));
+    assert.equal(e.error, 'task f failed: failed a\uFFFDb');
+    const o = e.task_runs.find((r: { task_id: string }) => r.task_id === 'o');
+    assert.deepEqual(o.outputs, { text: 'a\uFFFDb', odd: { 'k\uFFFDey': '\uFFFDx', deep: [[['\uFFFD']]] } });
+    assert.ok((await logsOf(b, WS, e.id)).some((l) => l.line === 'line a\uFFFDb'));
+    const each = e.task_runs.find((r: { task_id: string }) => r.task_id === 'each');
+    assert.deepEqual(each.outputs, { values: ['a\uFFFDb'] });
+  });
+
+  test('values nested past the limit fail the task, never with a stack overflow', async () => {
+    await put('deep.json', Buffer.from(`${'['.repeat(5000)}${']'.repeat(5000)}`));
+    await saveFlow(b, WS, 'id: deep\nnamespace: hard\ntasks:\n  - id: o\n    type: output\n    values:\n      v: "{{ json(read(\'deep.json\')) }}"\n');
+    const e = await waitEnded(t, b, WS, await run(b, WS, 'hard', 'deep'));
+    assert.equal(e.state, 'FAILED');
+    assert.equal(e.error, 'task o failed: values nest at most 64 levels');
+  });
+
+  test('a step PostgreSQL refuses fails the execution instead of leaving it RUNNING', async () => {
+    // Fault injection in the test database: PostgreSQL refuses task-run outputs carrying this key,
+    // as it refused NUL before the values were made storable.
+    await sql`CREATE FUNCTION refuse_marked() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF NEW.outputs ? 'refuse-me' THEN RAISE EXCEPTION 'value refused by the test' USING ERRCODE = '22023'; END IF; RETURN NEW; END $$`.execute(t.services.db);
+    await sql`CREATE TRIGGER refuse_marked BEFORE UPDATE ON task_runs FOR EACH ROW EXECUTE FUNCTION refuse_marked()`.execute(t.services.db);
+    try {
+      await saveFlow(b, WS, 'id: refused\nnamespace: hard\ntasks:\n  - id: o\n    type: output\n    values: { refuse-me: 1 }\n  - id: after\n    type: log\n    message: never\n');
+      const e = await waitEnded(t, b, WS, await run(b, WS, 'hard', 'refused'));
+      assert.equal(e.state, 'FAILED');
+      assert.equal(e.error, 'the step could not be stored: PostgreSQL refused it (value refused by the test)');
+      assert.deepEqual(e.task_runs.map((r: { task_id: string; state: string }) => [r.task_id, r.state]), [['o', 'FAILED']]);
+    } finally {
+      await sql`DROP TRIGGER refuse_marked ON task_runs`.execute(t.services.db);
+    }
   });
 });

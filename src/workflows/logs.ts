@@ -3,6 +3,7 @@
 // at the end states how many. Lines are written in batches; the last batch goes with the outcome.
 import type { Db } from '../db/index.js';
 import type { Clock } from '../clock.js';
+import { storableText } from './storable.js';
 
 export type Level = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 const MAX_LINE = 16_384;
@@ -24,6 +25,7 @@ export class TaskLog {
   ) {}
 
   write(level: Level, text: string): void {
+    text = storableText(text);
     for (const secret of this.masked) if (text.includes(secret)) text = text.split(secret).join('******');
     for (const raw of text.split('\n')) {
       const line = raw.length > MAX_LINE ? `${raw.slice(0, MAX_LINE)}… [line cut at ${MAX_LINE} characters]` : raw;
@@ -39,7 +41,7 @@ export class TaskLog {
 
   /** System lines (retries, hand-backs, the withheld count) are never capped. */
   system(level: Level, line: string): void {
-    this.buffer.push({ at: this.clock.now(), level, line });
+    this.buffer.push({ at: this.clock.now(), level, line: storableText(line) });
     this.flush();
   }
 

@@ -18,6 +18,8 @@ import { FLOWABLE, INSTANT, type FlowDef, type TaskDef } from './flow.js';
 import { render, truthy } from './template.js';
 import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { FlowDefinitions } from './flows.js';
+import { storableText } from './storable.js';
+import { sql } from 'kysely';
 import { TtlCache } from '../util/ttl-cache.js';
 
 type Status = 'done' | 'running' | 'failed' | 'killed';
@@ -132,7 +134,15 @@ export async function step(services: Services, ctx: StepContext, executionId: st
       snap = undefined;
       continue;
     }
-    const res = await applyStep(services.db, snap, plan, outcome);
+    let res: { locked: boolean; claimed: boolean };
+    try {
+      res = await applyStep(services.db, snap, plan, outcome);
+    } catch (err) {
+      // PostgreSQL refused what the step writes: retrying would refuse it again, and leaving the
+      // job failed would leave the execution RUNNING. Fail it instead, with the reason.
+      if (!refusedValue(err)) throw err;
+      return failUnstorable(services, executionId, outcome, err as Error);
+    }
     if (res.locked && (!outcome || res.claimed)) {
       if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
         ctx.snapshots.set(executionId, { exec: { ...snap.exec, version: String(BigInt(snap.exec.version) + 1n), state: plan.exec.state ?? snap.exec.state }, runs: plan.runs });
@@ -146,6 +156,35 @@ export async function step(services: Services, ctx: StepContext, executionId: st
     snap = undefined;
     if (round > 5) await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, round * 2)));
   }
+}
+
+/** A data exception (class 22), an integrity violation (23) or a program limit (54): the value, not the moment. */
+const refusedValue = (err: unknown) => /^(22|23|54)/.test(String((err as { code?: unknown }).code ?? ''));
+
+/**
+ * Ends an execution whose step PostgreSQL refused: the run of the outcome fails with the reason,
+ * runs not started are killed, running ones are asked to stop (the kill request), and the
+ * execution fails. Later outcomes of those runs are recorded as for any ended execution.
+ */
+async function failUnstorable(services: Services, executionId: string, outcome: Outcome | undefined, err: Error): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
+  const reason = `the step could not be stored: PostgreSQL refused it (${storableText(err.message).slice(0, 200)})`;
+  services.logging.module('svc::workflows::orchestrator').error({ executionId, taskRunId: outcome?.runId, code: (err as { code?: string }).code, err: err.message }, 'step refused by PostgreSQL: failing the execution');
+  const now = services.clock.now();
+  const { rows } = await sql<{ id: string }>`
+    WITH r AS (
+      UPDATE task_runs SET state = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN 'FAILED' ELSE 'KILLED' END,
+        error = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN ${reason} ELSE 'killed: the execution failed' END,
+        attempt = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN ${outcome?.attempt ?? 0}::int ELSE attempt END,
+        ended_at = ${now}::timestamptz, lease_token = NULL, lease_until = NULL
+      WHERE execution_id = ${executionId} AND ended_at IS NULL
+        AND (id = ${outcome?.runId ?? null}::uuid OR lease_token IS NULL)
+      RETURNING id)
+    UPDATE executions SET state = 'FAILED', ended_at = ${now}::timestamptz, error = ${reason}, version = version + 1,
+      kill_requested_at = COALESCE(kill_requested_at, ${now}::timestamptz)
+    WHERE id = ${executionId} AND ended_at IS NULL RETURNING id`.execute(services.db);
+  if (rows.length === 0) return { recorded: false, ended: null };
+  await afterAdvance(services, executionId, 'FAILED', []);
+  return { recorded: !!outcome, ended: 'FAILED' };
 }
 
 /** After the commit: queue the new leaf task runs and announce an ended execution. */

@@ -12,6 +12,7 @@ import { INSTANT, parseDuration, type FlowDef, type TaskDef } from './flow.js';
 import { maskSecrets, render } from './template.js';
 import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { TaskLog } from './logs.js';
+import { NotStorable, storable, storableText } from './storable.js';
 import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
 import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Run, type Snapshot, type StepContext } from './orchestrator.js';
 import { sql } from 'kysely';
@@ -193,7 +194,12 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
   const rows = await log.finish();
   // Secret values never leave the task: outputs and errors are stored and shown masked, as logs are.
   outputs = maskSecrets(outputs ?? {}, log.masked) as Record<string, unknown>;
-  if (error) error = maskSecrets(error, log.masked) as string;
+  // What a task produced is made storable here: a NUL or a lone surrogate used to fail the step.
+  try { outputs = storable(outputs, 'the outputs') as Record<string, unknown>; } catch (e) {
+    if (!(e instanceof NotStorable)) throw e;
+    outputs = {}; state = 'FAILED'; error = e.message;
+  }
+  if (error) error = storableText(maskSecrets(error, log.masked) as string);
 
   const retry = taskDef?.retry;
   const retrying = state === 'FAILED' && retry !== undefined && run.attempt < retry.maxAttempts;

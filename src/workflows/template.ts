@@ -6,6 +6,7 @@
 // otherwise the parts are joined as text.
 
 import { TtlCache } from '../util/ttl-cache.js';
+import { storable, storableText } from './storable.js';
 
 export class TemplateError extends Error {}
 
@@ -190,7 +191,28 @@ async function evaluate(n: Node, ctx: Record<string, unknown>, fns: TemplateFunc
 }
 
 function safeJson(s: string): unknown {
-  try { return JSON.parse(s); } catch { throw new TemplateError('json(): the value is not valid JSON'); }
+  let v: unknown;
+  try { v = JSON.parse(s); } catch { throw new TemplateError('json(): the value is not valid JSON'); }
+  sizeOf(v);
+  return v;
+}
+
+/**
+ * Characters a value takes as text, estimated without recursion; refuses values nested deeper
+ * than valueDepth (JSON.stringify and PostgreSQL would overflow their stacks on them).
+ */
+function sizeOf(value: unknown): number {
+  let n = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v === 'string') { n += v.length + 2; continue; }
+    if (v === null || typeof v !== 'object') { n += 8; continue; }
+    if (depth >= TEMPLATE_LIMITS.valueDepth) throw new TemplateError(`values nest at most ${TEMPLATE_LIMITS.valueDepth} levels`);
+    n += 2;
+    for (const [k, x] of Object.entries(v)) { n += k.length + 4; stack.push([x, depth + 1]); }
+  }
+  return n;
 }
 
 export function truthy(v: unknown): boolean {
@@ -228,7 +250,7 @@ export function hasTemplate(s: string): boolean { return s.includes('{{'); }
 class Budget {
   private left: number = TEMPLATE_LIMITS.renderChars;
   take(v: unknown): void {
-    const n = typeof v === 'string' ? v.length : v === null || v === undefined || typeof v !== 'object' ? 8 : (JSON.stringify(v)?.length ?? 0);
+    const n = typeof v === 'string' ? v.length : sizeOf(v);
     this.left -= n;
     if (this.left < 0) throw new TemplateError(`a render produces at most ${TEMPLATE_LIMITS.renderChars} characters`);
   }
@@ -285,14 +307,17 @@ async function walk(value: unknown, ctx: Record<string, unknown>, fns: TemplateF
 export async function render(value: unknown, ctx: Record<string, unknown>, fns: TemplateFunctions, opts: { reveal?: boolean } = {}): Promise<unknown> {
   const seen = new Set<string>();
   const reading: TemplateFunctions = { ...fns, secret: async (name) => { const v = await fns.secret(name); seen.add(v); return v; } };
+  let out: unknown;
   try {
-    const out = await walk(value, ctx, reading, new Budget(), 0);
-    return opts.reveal ? out : maskSecrets(out, seen);
+    out = await walk(value, ctx, reading, new Budget(), 0);
   } catch (err) {
-    if (opts.reveal || seen.size === 0 || !(err instanceof Error)) throw err;
-    const masked = maskSecrets(err.message, seen) as string;
-    throw masked === err.message ? err : new TemplateError(masked);
+    if (opts.reveal || !(err instanceof Error)) throw err;
+    const message = storableText(maskSecrets(err.message, seen) as string);
+    throw message === err.message ? err : new TemplateError(message);
   }
+  if (opts.reveal) return out;
+  // What this render gives is stored as is (foreach values, iterations): storable too.
+  try { return storable(maskSecrets(out, seen), 'the rendered value'); } catch (e) { throw new TemplateError((e as Error).message); }
 }
 
 /**
