@@ -21,6 +21,10 @@ export interface Metrics {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+  // prom-client's *_active_{handles,requests,resources}_total are gauges named like counters
+  // (promtool: "non-counter metrics should not have _total suffix"); the same figures are the sum
+  // of svc_nodejs_active_{handles,requests,resources} by type, so the misnamed copies go.
+  for (const kind of ['handles', 'requests', 'resources']) registry.removeSingleMetric(`svc_nodejs_active_${kind}_total`);
   const labelNames = ['method', 'route', 'status'] as const;
   return {
     registry,

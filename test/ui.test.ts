@@ -21,7 +21,7 @@ import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
 
 const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 interface Svc { server: RunningServer; db: TestDatabase; base: string; port: number; close(): Promise<void> }
 

@@ -5,7 +5,13 @@ import { LogController } from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 
-const pathOf = (url: string) => { const q = url.indexOf('?'); return q < 0 ? url : url.slice(0, q); };
+// The webhook route's last segment is its key, the route's only credential (SPEC 5.2.5): it is
+// redacted whether or not the request was routed (a 404 or 405 on that path carries it too).
+const WEBHOOK_KEY = /^(\/workflows\/v1\/[^/]*\/executions\/webhook\/[^/]*\/[^/]*\/)[^/]+/;
+const pathOf = (url: string) => {
+  const q = url.indexOf('?');
+  return (q < 0 ? url : url.slice(0, q)).replace(WEBHOOK_KEY, '$1[redacted]');
+};
 
 export class AccessLog extends LogController {
   constructor(private readonly access?: Logger) { super(); }

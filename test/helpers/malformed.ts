@@ -12,16 +12,17 @@ const DEEP = 5_000;
 
 /** Path parameter values: NUL, invalid UTF-8 (a lone surrogate's bytes), lengths, odd segments. */
 export const PATH_VALUES = [
-  'a%00b', '%00', '%ED%A0%80', '%ED%B2%80x', '%F0%9F%98%80', 'x'.repeat(99), 'x'.repeat(101), 'x'.repeat(5_000),
-  '..', '%2e%2e', 'a%2Fb', '%25', '%', '%zz', '%20', '-1', '99999999999999999999999999999', "a'b", 'a%22b%5C',
-  '%C0%AF', '%FF', 'a%0Ab', 'A-Z_', '1.5e308',
+  'a%00b', '%ED%A0%80', '%FF', 'x'.repeat(99), 'x'.repeat(101), '..', 'a%2Fb', '%', '-1', '99999999999999999999999999999',
+  'a\'b%22%5C', 'a%0Ab',
 ];
+/** The few that found most faults, for the anonymous and machine callers (most answers are 401 there). */
+export const CORE_PATH_VALUES = ['a%00b', '%ED%A0%80', 'x'.repeat(101), '%', '99999999999999999999999999999'];
 
-/** Query values: NUL, invalid UTF-8, numbers past 64 bits, negative, empty, odd encodings. */
+/** Query values: NUL, invalid UTF-8, numbers past 64 bits, negative, empty, long. */
 export const QUERY_VALUES = [
-  'a%00b', '%ED%A0%80', '%FF', '%', '1' + '0'.repeat(40), '18446744073709551616', '9223372036854775808', '-1',
-  '1e309', 'NaN', 'abc', '', 'x'.repeat(10_000), '2026-13-45T99:99:99Z', '%E2%80%AE',
+  'a%00b', '%ED%A0%80', '%', '1' + '0'.repeat(40), '9223372036854775808', '-1', '1e309', 'abc', '', 'x'.repeat(10_000),
 ];
+export const CORE_QUERY_VALUES = ['a%00b', '%ED%A0%80', '1' + '0'.repeat(40)];
 
 /** Raw JSON texts that are wrong at any route: types, NUL and lone surrogates in keys and values, depth, number sizes. */
 export const JSON_BODIES = [
@@ -59,7 +60,7 @@ function sample(schema: Record<string, unknown> | undefined, str: unknown, num: 
   return str;
 }
 
-/** Every variant of one operation. `full` adds the many body variants (the session caller). */
+/** Every variant of one operation. `full` (the session caller) sends them all; otherwise the core ones. */
 export function variantsOf(path: string, method: string, op: Operation, full: boolean): Variant[] {
   const params = op.parameters ?? [];
   const pathParams = params.filter((p) => p.in === 'path');
@@ -71,9 +72,9 @@ export function variantsOf(path: string, method: string, op: Operation, full: bo
   const add = (what: string, url: string, headers: Record<string, string> = {}, payload?: string | Buffer) =>
     out.push({ what: `${method.toUpperCase()} ${path} ${what}`, method: method.toUpperCase(), url, headers, payload });
 
-  for (const p of pathParams) for (const v of PATH_VALUES) add(`path ${p.name}=${v.slice(0, 20)}`, urlWith({ [p.name]: v }));
+  for (const p of pathParams) for (const v of full ? PATH_VALUES : CORE_PATH_VALUES) add(`path ${p.name}=${v.slice(0, 20)}`, urlWith({ [p.name]: v }));
   for (const q of queryParams) {
-    for (const v of QUERY_VALUES) add(`query ${q.name}=${v.slice(0, 20)}`, urlWith({}, `?${q.name}=${v}`));
+    for (const v of full ? QUERY_VALUES : CORE_QUERY_VALUES) add(`query ${q.name}=${v.slice(0, 20)}`, urlWith({}, `?${q.name}=${v}`));
     add(`query ${q.name} twice`, urlWith({}, `?${q.name}=1&${q.name}=2`));
   }
   add('unknown query with NUL', urlWith({}, '?zz%00=%00&%ED%A0%80=1'));

@@ -23,6 +23,10 @@ import { csrfMatches } from '../../auth/sessions.js';
 import { QUEUES } from '../../jobs/queues.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
+export const DASHBOARD_CSP = [
+  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "font-src 'self'",
+  "connect-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'self'", "form-action 'self'",
+].join('; ');
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 function servicesOrNull(ctx: AppContext): Services | null {
@@ -74,6 +78,14 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       if (STATE_CHANGING.has(req.method) && !sameOriginCall(req, services)) {
         return deny(403, `cross-origin dashboard call refused: send the ${services.config.csrf.header_name} header or call from the dashboard page`);
       }
+    });
+
+    // bull-board's page: its own scripts and styles (React sets inline style attributes, hence
+    // 'unsafe-inline' for styles only); no framing, plugins or foreign origins (its Google Fonts
+    // link is refused: the page falls back to local fonts and no admin's address reaches Google).
+    app.addHook('onSend', async (_req, reply, payload) => {
+      reply.header('content-security-policy', DASHBOARD_CSP).header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff');
+      return payload;
     });
 
     const serverAdapter = new FastifyAdapter();

@@ -27,7 +27,7 @@ export const UI_DIR = fileURLToPath(new URL('../../../ui/dist/', import.meta.url
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
-  "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
+  "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
 ].join('; ');
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -94,6 +94,9 @@ export function uiRoutes(_ctx: AppContext): FastifyPluginAsyncZod {
     });
 
     app.get('/ui/*', {
+      // Every path that is not an asset (NUL and traversal included) gets the same 404; no
+      // parameter of this route reaches the database.
+      config: { inputGuard: false },
       schema: {
         tags: ['ui'], summary: 'Static assets of the browser console (content-hashed names under assets/)',
         params: z.object({ '*': z.string().max(1024) }),

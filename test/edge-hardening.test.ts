@@ -1,0 +1,78 @@
+// Smaller edge points of issue 10: /metrics names that pass promtool's naming rules, a CSP with
+// frame-ancestors on the queue dashboard, object-src 'none' in the console's CSP, and the webhook
+// key (a path segment, the route's only credential) redacted from the access log.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { signInAdmin, type Admin } from './helpers/workflow.js';
+import { CONTENT_SECURITY_POLICY } from '../src/api/routes/ui.js';
+
+let t: TestApp;
+let admin: Admin;
+const KEY = 'k3y-0f-the-webhook-sekrit-0123456789';
+
+before(async () => {
+  t = await startTestApp({ SVC_WORKFLOW__WEBHOOKS_ENABLED: 'true', SVC_LOG__FILTER: 'info' });
+  admin = await signInAdmin(t);
+  const flow = `id: hooked\nnamespace: company.edge\ntasks:\n  - id: a\n    type: log\n    message: hi\ntriggers:\n  - id: hook\n    type: webhook\n    key: ${KEY}\n`;
+  const saved = await admin.browser.request('POST', '/workflows/v1/default/flows', flow, { headers: { 'content-type': 'application/x-yaml' } });
+  assert.equal(saved.statusCode, 201, saved.body);
+});
+after(async () => { await t.close(); });
+
+/** promtool check metrics' naming rules (the ones a name alone can break). */
+function namingProblems(exposition: string): string[] {
+  const problems: string[] = [];
+  for (const line of exposition.split('\n')) {
+    const m = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (!m) continue;
+    const [, name, type] = m;
+    if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(name)) problems.push(`${name}: not a valid metric name`);
+    if (/[A-Z]/.test(name)) problems.push(`${name}: metric names should be written in snake_case not camelCase`);
+    if (type === 'counter' && !name.endsWith('_total')) problems.push(`${name}: counter metrics should have "_total" suffix`);
+    if (type !== 'counter' && name.endsWith('_total')) problems.push(`${name}: non-counter metrics should not have "_total" suffix`);
+    if (/_(count|sum|bucket)$/.test(name) && type !== 'histogram' && type !== 'summary') problems.push(`${name}: reserved suffix`);
+  }
+  return problems;
+}
+
+test('/metrics names follow Prometheus naming (no gauge named *_total)', async () => {
+  await t.app.inject({ method: 'GET', url: '/healthz' });
+  const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(res.statusCode, 200);
+  assert.deepEqual(namingProblems(res.body), []);
+  assert.match(res.body, /^# TYPE svc_nodejs_active_handles gauge$/m, 'the per-type gauge stays');
+  assert.match(res.body, /^# TYPE svc_http_requests_total counter$/m);
+  // the rule itself catches what prom-client used to publish
+  assert.deepEqual(namingProblems('# TYPE svc_nodejs_active_handles_total gauge'), ['svc_nodejs_active_handles_total: non-counter metrics should not have "_total" suffix']);
+});
+
+test('the queue dashboard answers with a CSP that forbids framing and plugins', async () => {
+  for (const url of ['/admin/queues', '/admin/queues/api/queues', '/admin/queues/static/images/logo.svg']) {
+    const res = await admin.browser.get(url);
+    assert.equal(res.statusCode, 200, url);
+    const csp = String(res.headers['content-security-policy']);
+    assert.match(csp, /frame-ancestors 'none'/, url);
+    assert.match(csp, /object-src 'none'/, url);
+    assert.match(csp, /script-src 'self'(;|$)/, url);
+    assert.equal(res.headers['x-frame-options'], 'DENY');
+  }
+});
+
+test("the console's CSP has object-src 'none'", async () => {
+  assert.match(CONTENT_SECURITY_POLICY, /(^|; )object-src 'none'(;|$)/);
+  const res = await t.app.inject({ method: 'GET', url: '/' });
+  assert.equal(res.headers['content-security-policy'], CONTENT_SECURITY_POLICY);
+});
+
+test('the webhook key never reaches the access log, whatever the answer', async () => {
+  const base = '/workflows/v1/default/executions/webhook/company.edge/hooked';
+  assert.equal((await t.app.inject({ method: 'POST', url: `${base}/${KEY}`, payload: { a: 1 } })).statusCode, 201);
+  assert.equal((await t.app.inject({ method: 'POST', url: `${base}/${KEY}x?k=${KEY}` })).statusCode, 404);
+  assert.equal((await t.app.inject({ method: 'GET', url: `${base}/${KEY}` })).statusCode, 404);
+  await new Promise((r) => setImmediate(r));
+  const lines = t.logs().split('\n').filter((l) => l.includes('request completed') && l.includes('/executions/webhook/'));
+  assert.ok(lines.length >= 3, t.logs().slice(-2000));
+  for (const l of lines) assert.match(JSON.parse(l).url, /\/company\.edge\/hooked\/\[redacted\]$/);
+  assert.ok(!t.logs().includes(KEY.slice(0, 20)), 'no part of the key in any log line');
+});
