@@ -11,6 +11,7 @@ import type { EngineResult } from '../queries/types.js';
 import { judge, transition, type Condition, type Notification, type Outcome } from './conditions.js';
 import { enqueueDeliveries, type Notice } from './delivery.js';
 import { linkOf } from './automations.js';
+import { renderScreenshot } from './render-client.js';
 
 /** How evaluation runs SQL (runQuery by default; tests may hand rows in). */
 export type Querier = (input: RunQueryInput) => Promise<EngineResult>;
@@ -20,7 +21,7 @@ export const AUTOMATION_ROLE = 'ws_viewer' as const;
 /** A CSV report's text is cut at this many bytes (the rest of the rows are left out, and it says so). */
 export const MAX_REPORT_BYTES = 4 * 1024 * 1024;
 
-export interface EvaluateOptions { scheduledFor: Date; manual?: boolean; query?: Querier }
+export interface EvaluateOptions { scheduledFor: Date; manual?: boolean; query?: Querier; render?: typeof renderScreenshot }
 
 function csvCell(v: unknown): string {
   const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
@@ -68,7 +69,7 @@ export async function evaluate(services: Services, automationId: string, opts: E
   }
   const query = opts.query ?? ((input) => runQuery(services.queryEngines, services.config, input));
   const link = linkOf(services.config, ws.slug, a);
-  const spec = a.spec as { type: string };
+  const spec = a.spec as { type: string; path?: string };
   let result: EngineResult | undefined;
   let error: string | null = null;
   if (a.sql.trim() !== '') {
@@ -111,7 +112,15 @@ export async function evaluate(services: Services, automationId: string, opts: E
       await enqueueDeliveries(services, a, evalId, alertNotice(a, ws.slug, link, notify, value, error, now));
     }
   } else {
-    if (spec.type !== 'screenshot' && !result) outcome = 'error';
+    let image: Buffer | undefined;
+    if (spec.type === 'screenshot') {
+      try {
+        image = await (opts.render ?? renderScreenshot)(services, a, spec.path ?? '/');
+      } catch (err) {
+        error = (err as Error).message.slice(0, 2000);
+      }
+    }
+    if ((spec.type !== 'screenshot' && !result) || (spec.type === 'screenshot' && !image)) outcome = 'error';
     else {
       const body: Record<string, unknown> = { event: 'report', workspace: ws.slug, report: { id: a.id, name: a.name, url: link }, scheduled_for: opts.scheduledFor.toISOString() };
       let text = `Report "${a.name}"`;
@@ -130,7 +139,8 @@ export async function evaluate(services: Services, automationId: string, opts: E
       } else {
         body.format = 'screenshot';
         body.path = (spec as { path?: string }).path;
-        text += `. ${link}`;
+        body.image = { content_type: 'image/png', data_base64: image!.toString('base64') };
+        text += ` (screenshot of ${body.path as string}). ${link}`;
       }
       await enqueueDeliveries(services, a, evalId, { event: 'report', body, text });
       notification = 'report';

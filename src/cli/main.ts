@@ -43,6 +43,16 @@ export async function main(argv: string[]): Promise<void> {
 
   registerMachineCommands(program);
 
+  program.command('renderer')
+    .description('serve screenshots of pages below automation.public_url for reports (POST /render), driving Chromium')
+    .option('--host <host>', 'address to listen on', '0.0.0.0')
+    .option('--port <port>', 'port to listen on (automation.renderer_url points here)', '8080')
+    .option('--chromium <path>', 'the Chromium executable', '/usr/bin/chromium')
+    .option('--concurrency <n>', 'renders at once; more wait, then 503', '2')
+    .action(async (opts: { host: string; port: string; chromium: string; concurrency: string }) => {
+      await (await import('./renderer.js')).rendererCommand(opts);
+    });
+
   try {
     await program.parseAsync(argv);
   } catch (err) {
