@@ -3,7 +3,7 @@
 // Aim: the authenticated route keeps at least half the throughput of /healthz.
 import autocannon from 'autocannon';
 import { createTestDatabase } from '../test/helpers/db.js';
-import { serviceEnv, spawnSvc, runSvc, waitExit } from '../test/helpers/cli.js';
+import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -33,12 +33,7 @@ async function main() {
   const { child } = await spawnSvc(['serve'], { env: { ...env, SVC_LOG__FILTER: process.env.BENCH_LOG_FILTER ?? 'warn,svc=info' }, ready: /"msg":"listening"/ });
   try {
     const base = `http://127.0.0.1:${port}`;
-    const login = await fetch(`${base}/api/auth/login`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.test', password: 'bench-password-1' }),
-    });
-    if (login.status !== 200) throw new Error(`login ${login.status}`);
-    const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const { cookie } = await signInHttp(base, 'bench@example.test', 'bench-password-1');
     await load(`${base}/healthz`, {}); // warm-up
     await load(`${base}/api/me`, { cookie });
     const health: number[] = []; const me: number[] = [];

@@ -158,6 +158,7 @@ describe('query API', () => {
   test('history: people see their own queries, ws_admin sees everyone\'s; viewers only read', async () => {
     const vera = await signIn(t, 'vera@example.test', 'ws_viewer');
     const mine = (await vera.post(Q, { sql: 'SELECT 1 AS v' })).json();
+    t.clock.advance(1000); // history is newest first
     const write = await vera.post(Q, { sql: 'CREATE TABLE notes (t VARCHAR)' });
     assert.equal(write.statusCode, 200);
     assert.equal(write.json().state, 'FAILED');

@@ -37,7 +37,10 @@ export function allowedStatement(role: EngineRun['role'], type: number): boolean
   return (role === 'ws_viewer' ? READ : WRITE).has(type);
 }
 
-interface Db { instance: DuckDBInstance; active: number; lastUsed: number }
+// Idle connections are kept per database (at most engine.concurrency): a connection costs a
+// thread-pool hop to open. Statements that would leave state on a connection (SET, SET VARIABLE,
+// transactions, PREPARE) are never allowed, so a reused connection carries nothing over.
+interface Db { instance: DuckDBInstance; active: number; lastUsed: number; idle: DuckDBConnection[] }
 
 export class EmbeddedEngine implements EngineDriver {
   readonly kind = 'embedded';
@@ -70,7 +73,7 @@ export class EmbeddedEngine implements EngineDriver {
     const onAbort = () => interrupt('cancelled');
     try {
       db = await this.database(q.workspaceId);
-      conn = await db.instance.connect();
+      conn = db.idle.pop() ?? await db.instance.connect();
       const left = deadline - Date.now();
       if (left <= 0) throw timeoutError();
       timer = setTimeout(() => interrupt('timeout'), left);
@@ -84,17 +87,24 @@ export class EmbeddedEngine implements EngineDriver {
     } finally {
       clearTimeout(timer);
       q.signal?.removeEventListener('abort', onAbort);
-      try { conn?.closeSync(); } catch (err) { this.log.warn({ err: (err as Error).message }, 'closing an embedded connection failed'); }
-      if (db) { db.active--; db.lastUsed = Date.now(); }
+      if (db) {
+        db.active--;
+        db.lastUsed = Date.now();
+        if (conn && this.dbs.get(q.workspaceId) === db && db.idle.length < this.opts.concurrency) db.idle.push(conn);
+        else this.discard(conn);
+      }
       release();
     }
   }
 
   private async execute(conn: DuckDBConnection, q: EngineRun): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
-    const statements = await conn.extractStatements(q.sql);
-    if (statements.count !== 1) throw new QueryFailure('refused', statements.count === 0 ? 'the query has no statement' : 'send one statement per query');
-    const prepared = await statements.prepare(0);
+    // prepare() takes exactly one statement and runs nothing: the one-statement rule for free
+    const prepared = await conn.prepare(q.sql).catch((err: Error) => {
+      if (/Cannot prepare multiple statements/.test(err.message)) throw new QueryFailure('refused', 'send one statement per query');
+      if (/No statement to prepare/.test(err.message)) throw new QueryFailure('refused', 'the query has no statement');
+      throw err;
+    });
     try {
       if (!allowedStatement(q.role, prepared.statementType)) {
         throw new QueryFailure('refused', q.role === 'ws_viewer'
@@ -122,6 +132,10 @@ export class EmbeddedEngine implements EngineDriver {
     } finally {
       prepared.destroySync();
     }
+  }
+
+  private discard(conn: DuckDBConnection | undefined): void {
+    try { conn?.closeSync(); } catch (err) { this.log.warn({ err: (err as Error).message }, 'closing an embedded connection failed'); }
   }
 
   /** The workspace's database, opened on first use; the least recently used idle one is closed beyond max_databases. */
@@ -161,7 +175,7 @@ export class EmbeddedEngine implements EngineDriver {
       allow_community_extensions: 'false',
       lock_configuration: 'true',
     });
-    const db: Db = { instance, active: 0, lastUsed: Date.now() };
+    const db: Db = { instance, active: 0, lastUsed: Date.now(), idle: [] };
     this.dbs.set(workspaceId, db);
     this.log.info({ workspace: workspaceId, persistent: file !== ':memory:' }, 'embedded database opened');
     return db;
@@ -178,6 +192,7 @@ export class EmbeddedEngine implements EngineDriver {
   }
 
   private closeInstance(id: string, db: Db): void {
+    for (const c of db.idle.splice(0)) this.discard(c);
     try { db.instance.closeSync(); } catch (err) { this.log.warn({ workspace: id, err: (err as Error).message }, 'closing an embedded database failed'); }
     this.log.info({ workspace: id }, 'embedded database closed');
   }

@@ -25,6 +25,8 @@ import type { QuerySignals } from './signals.js';
 
 export interface QueryServiceDeps {
   db: Db;
+  /** The same database, with synchronous_commit off: records of queries that already ended. */
+  recordDb: Db;
   clock: Clock;
   config: Config;
   engines: QueryEngines;
@@ -104,7 +106,10 @@ export class QueryService {
     if (await endsWithin(run, s.waitMs)) {
       this.running.delete(base.id);
       const fields = await this.outcomeFields(base.id, base.workspace_id, await run);
-      const row = await this.d.db.insertInto('queries')
+      // The query has already run: its record need not wait for the WAL flush (the one fsync
+      // would be most of a small query's cost), so it goes through recordDb (synchronous_commit
+      // off). A PostgreSQL crash in the next moment may lose the record, never half write it.
+      const row = await this.d.recordDb.insertInto('queries')
         .values({ ...base, created_at: startedAt, started_at: startedAt, ...fields })
         .returningAll().executeTakeFirstOrThrow();
       return { query: row, ended: true };

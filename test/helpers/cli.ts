@@ -65,3 +65,15 @@ export function serviceEnv(dbUrl: string, s3: { endpoint: string; accessKey: str
     ...extra,
   });
 }
+
+/** Signs in over HTTP on a running `svc serve`: the Cookie header and the CSRF header to send. */
+export async function signInHttp(base: string, email: string, password: string): Promise<{ cookie: string; headers: Record<string, string> }> {
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }),
+  });
+  if (login.status !== 200) throw new Error(`login ${login.status}`);
+  const pairs = login.headers.getSetCookie().map((c) => c.split(';')[0]!);
+  const cookie = pairs.join('; ');
+  const csrf = pairs.find((c) => c.startsWith('svc_csrf='))?.slice('svc_csrf='.length) ?? '';
+  return { cookie, headers: { cookie, 'x-svc-csrf': csrf } };
+}
