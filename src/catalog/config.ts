@@ -20,6 +20,8 @@ export const ENDPOINTS = [
   'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics',
   'POST /v1/{prefix}/tables/rename',
   'POST /v1/{prefix}/transactions/commit',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign',
   'GET /v1/{prefix}/namespaces/{namespace}/views',
   'POST /v1/{prefix}/namespaces/{namespace}/views',
   'GET /v1/{prefix}/namespaces/{namespace}/views/{view}',

@@ -15,6 +15,16 @@ import { commit, parseChange } from '../../../catalog/commit.js';
 import { onlyRefSnapshots, type Json, type TableMetadata } from '../../../catalog/metadata.js';
 import { parseJson, stringifyJson } from '../../../catalog/json.js';
 import { badRequest } from '../../../catalog/errors.js';
+import { checkScope, signV4 } from '../../../catalog/signer.js';
+import { storageKey } from '../../../catalog/warehouse.js';
+import { requireRight } from '../../../catalog/access.js';
+import type { TableRow } from '../../../catalog/tables.js';
+
+/** The table location: the metadata file's folder's parent, else the metadata's `location`. */
+function tableLocation(row: TableRow): string {
+  const m = /^(.*)\/metadata\/[^/]+$/.exec(row.metadata_location);
+  return m ? m[1] : String((parseJson(row.metadata) as Json).location);
+}
 
 const tags = ['catalog'];
 const loose = (description: string) => z.looseObject({}).meta({ description });
@@ -25,14 +35,21 @@ const identifiers = z.object({ identifiers: z.array(z.object({ namespace: z.arra
 const loadResult = loose('LoadTableResult: metadata-location, metadata, config');
 const identifier = z.object({ namespace: z.array(z.string()), name: z.string() });
 
-/** The storage settings a client needs to read and write the table's files. */
-export function storageConfig(s: Services): Record<string, string> {
+/** The storage settings a client needs to read and write the files (no keys: see signing). */
+export function storageConfig(s: Services, table?: { prefix: string; namespace: string; name: string }): Record<string, string> {
   const st = s.config.storage;
+  const signing: Record<string, string> = {};
+  if (table) {
+    const uri = `${s.config.catalog.public_url.replace(/\/+$/, '')}/catalog`;
+    const endpoint = `v1/${table.prefix}/namespaces/${encodeURIComponent(table.namespace)}/tables/${encodeURIComponent(table.name)}/sign`;
+    Object.assign(signing, { 's3.remote-signing-enabled': 'true', 'signer.uri': uri, 'signer.endpoint': endpoint, 's3.signer.uri': uri, 's3.signer.endpoint': endpoint });
+  }
   return {
     ...(st.endpoint ? { 's3.endpoint': st.endpoint } : {}),
     's3.path-style-access': String(st.path_style),
     'client.region': st.region,
     's3.region': st.region,
+    ...signing,
   };
 }
 
@@ -62,7 +79,8 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a table');
       const t = await createTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
-      return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s)));
+      const name = String((req.body as Json).name);
+      return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name })));
     });
 
     app.get(`${base}/:table`, {
@@ -81,7 +99,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const inm = req.headers['if-none-match'];
       if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return reply.status(304).send(null);
       const text = mode === 'refs' ? stringifyJson(onlyRefSnapshots(parseJson(row.metadata) as TableMetadata)) : row.metadata;
-      return sendJson(reply, 200, loadResultText(row.metadata_location, text, storageConfig(s)));
+      return sendJson(reply, 200, loadResultText(row.metadata_location, text, storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name: row.name })));
     });
 
     app.head(`${base}/:table`, {
@@ -121,13 +139,40 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return reply.status(204).send(null);
     });
 
+    app.get(`${base}/:table/credentials`, {
+      config: { csrf: false },
+      schema: { tags, summary: 'Storage access for a table: no keys are vended; the config names the remote signer (Iceberg REST loadCredentials)', params: pTable, response: { 200: z.object({ 'storage-credentials': z.array(z.object({ prefix: z.string(), config: z.record(z.string(), z.string()) })) }), ...catalogErrors } },
+    }, async (req) => {
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading table credentials');
+      const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
+      return { 'storage-credentials': [{ prefix: tableLocation(row), config: storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name: row.name }) }] };
+    });
+
+    app.post(`${base}/:table/sign`, {
+      config: { csrf: false },
+      schema: {
+        tags, summary: 'Sign an object-store request inside the table location with the service\'s keys (SigV4; Iceberg REST signRequest). Reads need ws_viewer, writes ws_editor', params: pTable,
+        body: z.object({ region: z.string().max(64), uri: z.string().max(8192), method: z.enum(['PUT', 'GET', 'HEAD', 'POST', 'DELETE', 'PATCH', 'OPTIONS']), headers: z.record(z.string().max(256), z.array(z.string().max(8192)).max(64)), properties: z.record(z.string(), z.string()).optional(), body: z.string().max(1024 * 1024).optional(), provider: z.string().optional() }),
+        response: { 200: z.object({ uri: z.string(), headers: z.record(z.string(), z.array(z.string())) }), ...catalogErrors },
+      },
+    }, async (req) => {
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'read', 'signing a storage request');
+      if (req.body.provider !== undefined && req.body.provider !== 's3') throw badRequest(`only s3 requests are signed, not ${req.body.provider}`);
+      const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
+      const key = storageKey(s, tableLocation(row));
+      if (key === null) throw badRequest('the table location is outside the bucket');
+      if (checkScope(s, req.body, key) === 'write') await requireRight(caller, wh.slug, 'write', 'writing table files');
+      return signV4(s, req.body, s.clock.now());
+    });
+
     app.post('/catalog/v1/:prefix/namespaces/:namespace/register', {
       config: { csrf: false },
       schema: { tags, summary: 'Register a table from a metadata file in the warehouse (Iceberg REST registerTable)', params: pNs, body: loose('RegisterTableRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'registering a table');
       const t = await registerTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
-      return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s)));
+      const name = String((req.body as Json).name);
+      return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name })));
     });
 
     app.post('/catalog/v1/:prefix/tables/rename', {
