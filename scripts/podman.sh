@@ -18,7 +18,26 @@ ping_ok() {
   [ -S "$SOCK" ] && [ "$(curl -s --max-time 2 --unix-socket "$SOCK" http://d/_ping 2>/dev/null || true)" = "OK" ]
 }
 
+# A service started from a directory deleted since (an earlier CI clone) answers pings but fails
+# every container start ("write child: broken pipe"): stop it so it is started again from /.
+service_pids() { pgrep -f "podman system service .*unix://$SOCK\$" || true; }
+service_cwd_deleted() {
+  local pid
+  for pid in $(service_pids); do
+    case "$(readlink "/proc/$pid/cwd" 2>/dev/null || true)" in *" (deleted)") return 0 ;; esac
+  done
+  return 1
+}
+stop_if_cwd_deleted() {
+  if service_cwd_deleted; then
+    log "restarting the service: its working directory was deleted"
+    kill $(service_pids) || true
+    sleep 1
+  fi
+}
+
 ensure_engine() {
+  stop_if_cwd_deleted
   if ping_ok; then return 0; fi
   if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || [ ! -x /bin/busybox ]; then
     log "installing podman, runc and busybox-static"
@@ -36,7 +55,9 @@ ensure_engine() {
   # A stale socket file from a dead service would make the new one fail to bind.
   rm -f "$SOCK"
   log "starting podman system service on $SOCK (log: $LOG)"
-  nohup podman system service --time=0 "unix://$SOCK" >>"$LOG" 2>&1 </dev/null 9>&- &
+  # From /: the service and every conmon it forks keep this working directory, and a checkout
+  # deleted later (a CI clone) would make each container start fail with "broken pipe".
+  (cd / && exec nohup podman system service --time=0 "unix://$SOCK" >>"$LOG" 2>&1 </dev/null 9>&-) &
   disown || true
   for _ in $(seq 1 150); do
     if ping_ok; then return 0; fi
@@ -66,7 +87,7 @@ ensure_image() {
   rm -rf "$dir"
 }
 
-if ping_ok && podman image exists "$IMAGE" 2>/dev/null; then echo "$SOCK"; exit 0; fi
+if ping_ok && ! service_cwd_deleted && podman image exists "$IMAGE" 2>/dev/null; then echo "$SOCK"; exit 0; fi
 
 if [ "$(id -u)" != 0 ]; then
   log "must run as root to install and start podman (the socket $SOCK does not answer)"
