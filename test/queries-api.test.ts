@@ -239,7 +239,7 @@ describe('query API', () => {
 });
 
 describe('query API with the embedded engine off', () => {
-  test('a query for it is refused with 409 and the reason; nothing is recorded', async () => {
+  test('a query for it is refused as disabled (409) with the reason; nothing is recorded', async () => {
     const s3 = await startS3();
     const t = await startTestApp({
       SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
@@ -249,7 +249,7 @@ describe('query API with the embedded engine off', () => {
       const admin = await signInAdmin(t);
       const r = await admin.browser.post(Q, { sql: 'SELECT 1' });
       assert.equal(r.statusCode, 409);
-      assert.deepEqual(r.json(), { error: 'conflict', message: 'the embedded engine is disabled (engines.embedded = off)' });
+      assert.deepEqual(r.json(), { error: 'disabled', message: 'the embedded engine is disabled (engines.embedded = off)' });
       assert.deepEqual((await admin.browser.get(Q)).json(), { queries: [] });
     } finally {
       await t.close();

@@ -68,7 +68,7 @@ export class QueryService {
     try {
       await this.d.engines.driver(workspaceId, engine);
     } catch (err) {
-      if (err instanceof QueryFailure && err.kind === 'disabled') throw conflict(err.message);
+      if (err instanceof QueryFailure && err.kind === 'disabled') throw new DomainError('disabled', err.message);
       if (err instanceof QueryFailure && err.kind === 'not_found') throw notFound(err.message);
       throw err;
     }
