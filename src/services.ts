@@ -61,7 +61,10 @@ export interface ServiceOverrides {
 export function createServices(config: Config, overrides: ServiceOverrides = {}): Services {
   const logging = overrides.logging ?? createLogging({ filter: config.log.filter, json: config.log.json });
   const clock = overrides.clock ?? systemClock;
-  const db = createDb({ url: config.database.url, maxConnections: config.database.max_connections });
+  const db = createDb({
+    url: config.database.url, maxConnections: config.database.max_connections,
+    onError: (err) => logging.module('svc::db').warn({ err: err.message }, 'database connection lost: the pool drops it and opens another'),
+  });
   const s3 = createObjectStore(config.storage);
   const metrics = createMetrics();
   let redis: Redis | undefined;

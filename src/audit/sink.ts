@@ -132,7 +132,7 @@ export class AuditSink {
     const h = this.handOver;
     if (h?.settle && this.outstanding.length > 0) {
       const ids = this.outstanding.splice(0);
-      await h.settle(ids).catch(() => {});
+      await h.settle(ids).catch((err: Error) => this.log.warn({ err: err.message, batches: ids.length }, 'audit flush: could not wait for the handed-over batches; a reader may not see them yet'));
     }
   }
 

@@ -7,7 +7,7 @@ export type Db = Kysely<Database>;
 export * from './types.js';
 
 // Return bigint/int8 columns as strings (ids) and keep timestamps as Date.
-export function createDb(opts: { url: string; maxConnections: number; appName?: string; /** server settings of every connection, e.g. `-c synchronous_commit=off` */ options?: string }): Db {
+export function createDb(opts: { url: string; maxConnections: number; appName?: string; /** server settings of every connection, e.g. `-c synchronous_commit=off` */ options?: string; onError?: (err: Error) => void }): Db {
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.maxConnections,
@@ -17,8 +17,8 @@ export function createDb(opts: { url: string; maxConnections: number; appName?: 
   });
   // A client losing its server must never crash the process: the failing query rejects, the pool
   // drops the client, and /readyz reports the database down.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => { client.on('error', () => {}); });
+  pool.on('error', (err) => opts.onError?.(err));
+  pool.on('connect', (client) => { client.on('error', (err) => opts.onError?.(err)); });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   return db;

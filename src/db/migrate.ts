@@ -40,7 +40,10 @@ export async function migrateToLatest(db: Db, databaseUrl: string, dir = MIGRATI
     }
     return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
   } finally {
-    await lockClient.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
-    await lockClient.end().catch(() => {});
+    // Either failing leaves nothing behind: the advisory lock ends with the session.
+    await lockClient.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY])
+      .catch((err: Error) => process.emitWarning(`migration lock not released explicitly (${err.message}); it is released when the session ends`));
+    await lockClient.end()
+      .catch((err: Error) => process.emitWarning(`closing the migration lock connection failed: ${err.message}`));
   }
 }

@@ -29,8 +29,10 @@ function directCounter(services: Services): Counter {
  * directly).
  */
 export async function createAuditHandOver(services: Services, opts: { prefix?: string; settleMs?: number; readyTimeoutMs?: number } = {}): Promise<AuditQueueHandOver> {
+  const log = services.logging.module('svc::audit');
   const conn = new Redis(services.config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
-  conn.on('error', () => {});
+  // debug: the shared Redis connection reports the same outage, and a failed add is logged by the sink
+  conn.on('error', (err) => log.debug({ err: err.message }, 'audit hand-over connection error: batches are written directly meanwhile'));
   await new Promise<void>((resolve) => {
     if (conn.status === 'ready') return resolve();
     const t = setTimeout(resolve, opts.readyTimeoutMs ?? 5_000);
@@ -38,7 +40,7 @@ export async function createAuditHandOver(services: Services, opts: { prefix?: s
     conn.once('ready', () => { clearTimeout(t); resolve(); });
   });
   const queue = new Queue<AuditBatch>(QUEUES.audit.name, { connection: conn, prefix: opts.prefix ?? services.queues.prefix });
-  queue.on('error', () => {});
+  queue.on('error', (err) => log.debug({ err: err.message }, 'audit queue error: batches are written directly meanwhile'));
   const counter = directCounter(services);
   const settleMs = opts.settleMs ?? SETTLE_MS;
   return {
@@ -56,14 +58,17 @@ export async function createAuditHandOver(services: Services, opts: { prefix?: s
       const deadline = Date.now() + settleMs;
       let open = ids;
       while (open.length > 0 && Date.now() < deadline) {
-        const states = await Promise.all(open.map((id) => queue.getJobState(id).catch(() => 'unknown')));
+        const states = await Promise.all(open.map((id) => queue.getJobState(id).catch((err: Error) => {
+          log.debug({ job: id, err: err.message }, 'audit batch state not read: flush() stops waiting for it');
+          return 'unknown';
+        })));
         open = open.filter((_, i) => ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'].includes(states[i]));
         if (open.length > 0) await new Promise((r) => setTimeout(r, 20));
       }
     },
     fellBack(n) { counter.inc(n); },
     async close() {
-      await queue.close().catch(() => {});
+      await queue.close().catch((err: Error) => log.warn({ err: err.message }, 'shutdown: closing the audit hand-over queue failed'));
       await conn.quit().catch(() => conn.disconnect());
     },
   };

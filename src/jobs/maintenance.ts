@@ -170,7 +170,7 @@ export async function startMaintenance(services: Services, opts: MaintenanceOpti
       if (audit) {
         // Hand over what is queued in memory while this process's worker still runs, then write
         // directly again (services.close() stops the sink after the queues are gone).
-        await services.audit.flush().catch(() => {});
+        await services.audit.flush().catch((err: Error) => log.warn({ err: err.message }, 'shutdown: handing over the queued audit events failed; the sink writes them directly'));
         services.audit.attachHandOver(null);
         await audit.worker.close();
         await audit.handOver.close();

@@ -27,8 +27,13 @@ export function registerQueueMetrics(services: Services): void {
   if (registry.getSingleMetric(JOBS)) return;
   // One Redis read per scrape, shared by both gauges (the registry collects them concurrently).
   let inFlight: Promise<Array<readonly [string, Record<string, number>]> | null> | null = null;
+  const log = services.logging.module('svc::jobs');
   const read = () => (inFlight ??= withTimeout(Promise.all(Object.values(QUEUE).map(async (name) => [name, await services.queues.get(name).getJobCounts(...QUEUE_STATES)] as const)), COLLECT_TIMEOUT_MS)
-    .catch(() => null)
+    .catch((err: Error) => {
+      // debug: every scrape while Redis is down would repeat it; svc_queue_metrics_up says it
+      log.debug({ err: err.message }, 'queue depths not read: the gauges keep their previous values');
+      return null;
+    })
     .finally(() => { setImmediate(() => { inFlight = null; }); }));
   new Gauge({
     name: JOBS,

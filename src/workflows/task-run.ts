@@ -160,7 +160,10 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
             await services.db.updateTable('task_runs').set({ lease_until: new Date(services.clock.now().getTime() + cfg.working_timeout_s * 1000) })
               .where('id', '=', run.id).where('lease_token', '=', token).execute();
           }
-        })().catch(() => {});
+        })().catch((err: Error) => {
+          // the next tick polls again; BullMQ's own lock renewal keeps the run ours meanwhile
+          services.logging.module('svc::workflows::task-run').warn({ taskRun: run.id, err: err.message }, 'kill poll or lease renewal failed; retried on the next tick');
+        });
       }, cfg.kill_poll_ms));
     }
 

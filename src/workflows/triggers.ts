@@ -141,7 +141,8 @@ export async function processTriggerTick(services: Services): Promise<TickResult
         }
         // A transient failure (database, Redis): give the slot back so the next tick tries again.
         await where().set({ next_fire_at: st.next_fire_at, last_fired_at: st.last_fired_at })
-          .where(sql<boolean>`next_fire_at IS NOT DISTINCT FROM ${next}`).where('last_fired_at', '=', due).execute().catch(() => {});
+          .where(sql<boolean>`next_fire_at IS NOT DISTINCT FROM ${next}`).where('last_fired_at', '=', due).execute()
+          .catch((e: Error) => log.warn({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, date: due.toISOString(), err: e.message }, 'schedule trigger slot could not be given back: this slot is lost'));
         log.warn({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, err: (err as Error).message }, 'schedule trigger failed; the slot is retried on the next tick');
       }
     }

@@ -114,7 +114,9 @@ export function podApi(core: CoreV1Api, ns: string, pollMs: number, log?: Logger
       try {
         const text = await core.readNamespacedPodLog({ name, namespace: ns, container: st.name, tailLines: 5 });
         tail = String(text ?? '').trim().replace(/\s+/g, ' ').slice(0, 500);
-      } catch { /* the log is a bonus */ }
+      } catch (err) {
+        log?.debug({ pod: name, container: st.name, err: apiMessage(err) }, 'init container log not read (the failure is reported without it)');
+      }
       return `init container ${st.name} (image ${st.image}) exited ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}${tail ? `: ${tail}` : ''}`;
     }
     return [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ') || 'no reason given';
