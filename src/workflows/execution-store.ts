@@ -1,6 +1,7 @@
 // The executions store: the SQL of an orchestration step. One statement reads an execution and
 // its task runs (a snapshot); one statement applies a plan with the outcome that prompted it,
 // guarded by the execution's version and the outcome's lease (see APPLY).
+import { sql } from 'kysely';
 import { queryPrepared, type Db } from '../db/index.js';
 import type { Outcome, Plan, Run, Snapshot } from './planner/types.js';
 
@@ -79,4 +80,25 @@ export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Ou
     JSON.stringify(o ?? {}), JSON.stringify(outcome?.log.rows ?? []), JSON.stringify(plan.exec), JSON.stringify(inserts), JSON.stringify(changed),
   ]);
   return res;
+}
+
+/**
+ * Fails an execution that has not ended, with `reason`: the run of the outcome fails with it, runs
+ * not started (no lease) are killed, running ones are asked to stop (the kill request). False
+ * when the execution had already ended.
+ */
+export async function failExecution(db: Db, executionId: string, outcome: Outcome | undefined, reason: string, now: Date): Promise<boolean> {
+  const { rows } = await sql<{ id: string }>`
+    WITH r AS (
+      UPDATE task_runs SET state = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN 'FAILED' ELSE 'KILLED' END,
+        error = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN ${reason} ELSE 'killed: the execution failed' END,
+        attempt = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN ${outcome?.attempt ?? 0}::int ELSE attempt END,
+        ended_at = ${now}::timestamptz, lease_token = NULL, lease_until = NULL
+      WHERE execution_id = ${executionId} AND ended_at IS NULL
+        AND (id = ${outcome?.runId ?? null}::uuid OR lease_token IS NULL)
+      RETURNING id)
+    UPDATE executions SET state = 'FAILED', ended_at = ${now}::timestamptz, error = ${reason}, version = version + 1,
+      kill_requested_at = COALESCE(kill_requested_at, ${now}::timestamptz)
+    WHERE id = ${executionId} AND ended_at IS NULL RETURNING id`.execute(db);
+  return rows.length > 0;
 }

@@ -17,9 +17,8 @@ import { render as renderTemplate } from './template.js';
 import { templateContext, templateFunctions } from './context.js';
 import { FlowDefinitions } from './flows.js';
 import { storableText } from './storable.js';
-import { sql } from 'kysely';
 import { TtlCache } from '../util/ttl-cache.js';
-import { applyStep, readSnapshot } from './execution-store.js';
+import { applyStep, failExecution, readSnapshot } from './execution-store.js';
 import { needsDefinition, plan } from './planner/plan.js';
 import { isEmpty, type LeafDispatch, type Outcome, type Plan, type Render, type Snapshot } from './planner/types.js';
 
@@ -123,19 +122,8 @@ async function failUnstorable(services: Services, executionId: string, outcome: 
   const reason = `the step could not be stored: PostgreSQL refused it (${storableText(err.message).slice(0, 200)})`;
   services.logging.module('svc::workflows::orchestrator').error({ executionId, taskRunId: outcome?.runId, code: (err as { code?: string }).code, err: err.message }, 'step refused by PostgreSQL: failing the execution');
   const now = services.clock.now();
-  const { rows } = await sql<{ id: string }>`
-    WITH r AS (
-      UPDATE task_runs SET state = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN 'FAILED' ELSE 'KILLED' END,
-        error = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN ${reason} ELSE 'killed: the execution failed' END,
-        attempt = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN ${outcome?.attempt ?? 0}::int ELSE attempt END,
-        ended_at = ${now}::timestamptz, lease_token = NULL, lease_until = NULL
-      WHERE execution_id = ${executionId} AND ended_at IS NULL
-        AND (id = ${outcome?.runId ?? null}::uuid OR lease_token IS NULL)
-      RETURNING id)
-    UPDATE executions SET state = 'FAILED', ended_at = ${now}::timestamptz, error = ${reason}, version = version + 1,
-      kill_requested_at = COALESCE(kill_requested_at, ${now}::timestamptz)
-    WHERE id = ${executionId} AND ended_at IS NULL RETURNING id`.execute(services.db);
-  if (rows.length === 0) return { recorded: false, ended: null };
+  const failed = await failExecution(services.db, executionId, outcome, reason, now);
+  if (!failed) return { recorded: false, ended: null };
   await afterAdvance(services, executionId, 'FAILED', []);
   return { recorded: !!outcome, ended: 'FAILED' };
 }
