@@ -16,7 +16,9 @@ import { attemptDelivery } from '../src/automation/delivery.js';
 import { startAutomationWorker, type AutomationWorker } from '../src/jobs/automation-worker.js';
 import { runQuery } from '../src/queries/run.js';
 import { QUEUES } from '../src/jobs/queues.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { createLocalUser } from '../src/identity/users.js';
+import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
 import { signInAdmin, replica, waitFor, type Admin } from './helpers/workflow.js';
 
 const rows = (columns: string[], data: unknown[][], truncated = false) => ({ columns: columns.map((name) => ({ name })), rows: data, truncated });
@@ -137,7 +139,7 @@ describe('alerts and reports against the service', () => {
     assert.match(alert.signing_secret, /^whsec_/);
     // Recipient URLs are credentials: shown as their origin only.
     assert.deepEqual(alert.recipients, [{ type: 'webhook', target: hook.url }, { type: 'slack', target: hook.url }]);
-    assert.equal(alert.link, `https://data.example.com/ui/workspaces/default/alerts/${alert.id}`);
+    assert.equal(alert.link, `https://data.example.com/#/workspaces/default/alerts/${alert.id}`);
     assert.equal(alert.next_fire_at, '2026-06-01T12:05:00.000Z');
     const again = await admin.browser.request('GET', `/api/workspaces/default/alerts/${alert.id}`);
     assert.equal(again.json().signing_secret, undefined);
@@ -155,7 +157,7 @@ describe('alerts and reports against the service', () => {
     assert.equal(body.alert.url, alert.link);
     assert.equal(first.headers['svc-delivery'], body.id);
     const slack = hook.got.find((g) => g.path.startsWith('/services/'))!;
-    assert.match(JSON.parse(slack.body).text, /^Alert "failed jobs" is firing: n > 0 \(value 3\)\. https:\/\/data\.example\.com\/ui\/workspaces\/default\/alerts\//);
+    assert.match(JSON.parse(slack.body).text, /^Alert "failed jobs" is firing: n > 0 \(value 3\)\. https:\/\/data\.example\.com\/#\/workspaces\/default\/alerts\//);
 
     t.clock.advance(5 * 60_000);
     const e2 = await evaluate(t.services, alert.id, { scheduledFor: t.clock.now() });
@@ -212,7 +214,7 @@ describe('alerts and reports against the service', () => {
     const body = JSON.parse(got.body);
     assert.equal(body.event, 'report');
     assert.equal(body.csv, 'id,label\r\n1,"a,b"\r\n2,"say ""hi"""\r\n');
-    assert.equal(body.report.url, `https://data.example.com/ui/workspaces/default/reports/${report.id}`);
+    assert.equal(body.report.url, `https://data.example.com/#/workspaces/default/reports/${report.id}`);
     // After a rotation the old secret no longer verifies a new delivery.
     const rotated = (await admin.browser.request('POST', `/api/workspaces/default/reports/${report.id}/rotate-secret`, {})).json().signing_secret;
     const test_ = await admin.browser.request('POST', `/api/workspaces/default/reports/${report.id}/test`, {});
@@ -303,5 +305,34 @@ describe('alerts and reports against the service', () => {
     } finally {
       await other.close();
     }
+  });
+
+  test('ws_viewer reads alerts and their history; ws_editor manages them; outsiders see no workspace', async () => {
+    const person = async (email: string, role?: 'ws_viewer' | 'ws_editor') => {
+      const u = await createLocalUser(t.services.db, { email, password: 'password-of-' + email });
+      if (role) await grantWorkspaceRoleToUser(t.services.db, admin.workspaceId, u.id, role, null, t.clock.now());
+      const b = new Browser(t, '198.51.100.' + (email.length % 200));
+      assert.equal((await b.login(email, 'password-of-' + email)).statusCode, 200);
+      return b;
+    };
+    const viewer = await person('viewer@example.test', 'ws_viewer');
+    const editor = await person('editor@example.test', 'ws_editor');
+    const outsider = await person('outsider@example.test');
+    const body = { name: 'by editor', engine: 'embedded', sql: 'SELECT 1', condition: { type: 'row_count', op: '>', threshold: 0 }, cron: '0 * * * *', recipients: [{ type: 'webhook', url: `${hook.url}/e` }] };
+    const made = await editor.request('POST', '/api/workspaces/default/alerts', body);
+    assert.equal(made.statusCode, 201, made.body);
+    const id = made.json().id;
+    const denied = await viewer.request('POST', '/api/workspaces/default/alerts', { ...body, name: 'by viewer' });
+    assert.deepEqual([denied.statusCode, denied.json()], [403, { error: 'forbidden', message: 'requires ws_editor in workspace default' }]);
+    assert.equal((await viewer.request('POST', `/api/workspaces/default/alerts/${id}/test`, {})).statusCode, 403);
+    assert.equal((await viewer.request('DELETE', `/api/workspaces/default/alerts/${id}`)).statusCode, 403);
+    assert.equal((await viewer.request('GET', `/api/workspaces/default/alerts/${id}`)).statusCode, 200);
+    assert.equal((await viewer.request('GET', `/api/workspaces/default/alerts/${id}/deliveries`)).statusCode, 200);
+    assert.equal((await outsider.request('GET', '/api/workspaces/default/alerts')).statusCode, 404);
+    // Not an id of this kind: 404, not a report through the alerts routes.
+    assert.equal((await viewer.request('GET', '/api/workspaces/default/reports/' + id)).statusCode, 404);
+    assert.equal((await editor.request('PUT', `/api/workspaces/default/alerts/${id}`, { ...body, recipients: undefined, grace_secs: 60 })).json().grace_secs, 60);
+    assert.equal((await editor.request('DELETE', `/api/workspaces/default/alerts/${id}`)).statusCode, 204);
+    assert.equal((await viewer.request('GET', `/api/workspaces/default/alerts/${id}`)).statusCode, 404);
   });
 });

@@ -184,7 +184,7 @@ export function linkBase(config: Services['config']): string {
 }
 
 export function linkOf(config: Services['config'], workspaceSlug: string, row: Pick<AutomationRow, 'kind' | 'id'>): string {
-  return `${linkBase(config)}/ui/workspaces/${encodeURIComponent(workspaceSlug)}/${row.kind}s/${row.id}`;
+  return `${linkBase(config)}/#/workspaces/${encodeURIComponent(workspaceSlug)}/${row.kind}s/${row.id}`;
 }
 
 /** The view answered by the API: no sealed value, recipients as their origins. */

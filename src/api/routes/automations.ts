@@ -132,7 +132,7 @@ export function automationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           event: 'test', text: `Test notification of ${kind} "${row.name}". ${link}`,
           body: { event: 'test', workspace: ws.slug, [kind]: { id: row.id, name: row.name, url: link }, sent_at: s.clock.now().toISOString() },
         });
-        for (const id of ids) await attemptDelivery(s, id, true);
+        await Promise.all(ids.map((id) => attemptDelivery(s, id, true)));
         const rows = await s.db.selectFrom('automation_deliveries').selectAll().where('id', 'in', ids).orderBy('recipient').execute();
         return { deliveries: rows.map(deliveryOut) };
       });
