@@ -1,6 +1,7 @@
 // Issue 3 figure: an authenticated `GET /api/me` (session cookie resolved, access snapshot read)
 // against an unauthenticated `GET /healthz`, on the same `svc serve` process, same run, loopback.
-// Aim: the authenticated route keeps at least half the throughput of /healthz.
+// Aim: the authenticated route keeps at least 0.6 of the throughput of /healthz (issue 11; it was
+// 0.5 in issue 3, before /api/me moved to fastify's compiled serializer).
 import autocannon from 'autocannon';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
@@ -45,7 +46,7 @@ async function main() {
     console.log(`session check: ${CONNECTIONS} connections, ${DURATION}s x 2 rounds each, interleaved`);
     console.log(`GET /healthz (baseline, no auth)   ${avg(health).toFixed(0).padStart(7)} req/s`);
     console.log(`GET /api/me  (session cookie)      ${avg(me).toFixed(0).padStart(7)} req/s`);
-    console.log(`ratio /api/me : /healthz           ${(avg(me) / avg(health)).toFixed(2)}  (aim >= 0.50)`);
+    console.log(`ratio /api/me : /healthz           ${(avg(me) / avg(health)).toFixed(2)}  (aim >= 0.60)`);
   } finally {
     child.kill('SIGTERM');
     await waitExit(child);

@@ -1,11 +1,14 @@
 // Smaller edge points of issue 10: /metrics names that pass promtool's naming rules, a CSP with
 // frame-ancestors on the queue dashboard, object-src 'none' in the console's CSP, and the webhook
-// key (a path segment, the route's only credential) redacted from the access log.
+// key (a path segment, the route's only credential) redacted from the access log; GET /api/me
+// through fastify's compiled serializer (issue 11's figure is bench/session-check.ts).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { signInAdmin, type Admin } from './helpers/workflow.js';
 import { CONTENT_SECURITY_POLICY } from '../src/api/routes/ui.js';
+import { compiledSerializer } from '../src/api/serializers.js';
+import { userSchema } from '../src/api/schemas.js';
 
 let t: TestApp;
 let admin: Admin;
@@ -75,4 +78,21 @@ test('the webhook key never reaches the access log, whatever the answer', async 
   assert.ok(lines.length >= 3, t.logs().slice(-2000));
   for (const l of lines) assert.match(JSON.parse(l).url, /\/company\.edge\/hooked\/\[redacted\]$/);
   assert.ok(!t.logs().includes(KEY.slice(0, 20)), 'no part of the key in any log line');
+});
+
+test('GET /api/me through the compiled serializer: the documented shape, nothing more', async () => {
+  const me = await admin.browser.get('/api/me');
+  assert.equal(me.statusCode, 200, me.body);
+  const body = me.json();
+  assert.deepEqual(Object.keys(body).sort(), ['groups', 'platform_roles', 'user', 'workspaces']);
+  assert.deepEqual(Object.keys(body.user).sort(), ['email', 'id', 'is_local', 'name', 'sub']);
+  assert.equal(body.user.email, 'admin@example.test');
+  assert.equal(body.user.sub, null);
+  assert.deepEqual(body.platform_roles, ['platform_admin']);
+  assert.deepEqual(body.workspaces.map((w: { slug: string; role: string }) => [w.slug, w.role]), [['default', 'ws_admin']]);
+  assert.ok(body.workspaces[0].permissions.includes('workflow:use_secrets'));
+  // unknown fields never leave: the serializer writes the declared properties only
+  const write = compiledSerializer({ schema: userSchema, method: 'GET', url: '/api/me', httpStatus: '200' });
+  const out = JSON.parse(write({ id: 'u1', email: 'a@b', name: null, sub: 's', is_local: true, password_hash: '$argon2id$secret' }));
+  assert.deepEqual(out, { id: 'u1', email: 'a@b', name: null, sub: 's', is_local: true });
 });

@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../context.js';
 import { requireUser } from '../plugins/auth.js';
 import { errorSchema, userSchema, workspaceRoleSchema } from '../schemas.js';
+import { compiledSerializer } from '../serializers.js';
 import { permissionsOf } from '../../access/access.js';
 import { unauthorized } from '../../errors.js';
 
@@ -18,6 +19,7 @@ const meSchema = z.object({
 export function meRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/api/me', {
+      serializerCompiler: compiledSerializer,
       schema: { tags: ['auth'], summary: 'The signed-in user, groups, platform roles and workspaces', response: { 200: meSchema, 401: errorSchema } },
     }, async (req) => {
       const p = requireUser(req);
