@@ -35,3 +35,28 @@ describe('engines.provisioner', () => {
     assert.equal(resolveProvisioner(cfg('auto'), {}, none), 'none');
   });
 });
+
+describe('engine images and states (pure)', async () => {
+  const { parseImageRef, resolveImage } = await import('../src/engines/images.js');
+  const { requestTransition, workerAction } = await import('../src/engines/states.js');
+  test('image references are normalised as the Docker CLI does', () => {
+    assert.deepEqual(parseImageRef('trino'), { repository: 'docker.io/library/trino', tag: null, digest: null });
+    assert.deepEqual(parseImageRef('trinodb/trino:476'), { repository: 'docker.io/trinodb/trino', tag: '476', digest: null });
+    assert.deepEqual(parseImageRef('localhost:5000/a/b:1.2@sha256:' + 'f'.repeat(64)), { repository: 'localhost:5000/a/b', tag: '1.2', digest: 'sha256:' + 'f'.repeat(64) });
+    assert.throws(() => parseImageRef('a/b@sha256:short'), /digest must be sha256/);
+    assert.equal(resolveImage('olap', {}).image, 'docker.io/starrocks/allin1-ubuntu:3.4.5');
+    assert.throws(() => resolveImage('olap', { image: 'starrocks/allin1-ubuntu:3' }), /bare major version/);
+    assert.throws(() => resolveImage('trino', { image: 'trinodb/trino:400' }), /is not a pinned version of Trino/);
+  });
+  test('state machine: requests and what the worker does', () => {
+    assert.deepEqual(requestTransition('running', 'running', 'stop'), { kind: 'change', state: 'stopping', desired: 'stopped' });
+    assert.deepEqual(requestTransition('failed', 'running', 'start'), { kind: 'change', state: 'provisioning', desired: 'running' });
+    assert.deepEqual(requestTransition('stopped', 'stopped', 'stop'), { kind: 'unchanged' });
+    assert.deepEqual(requestTransition('provisioning', 'running', 'delete'), { kind: 'change', state: 'stopping', desired: 'deleted' });
+    assert.equal(requestTransition('stopping', 'deleted', 'start').kind, 'refused');
+    assert.equal(workerAction('provisioning', 'running'), 'up');
+    assert.equal(workerAction('stopping', 'stopped'), 'stop');
+    assert.equal(workerAction('stopping', 'deleted'), 'remove');
+    assert.equal(workerAction('running', 'running'), 'none');
+  });
+});

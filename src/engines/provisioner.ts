@@ -46,6 +46,6 @@ export async function createProvisioner(config: Config, kind: 'cluster' | 'local
     const { createLocalEngineProvisioner } = await import('./local-container.js');
     return createLocalEngineProvisioner(config.engines.local_container, deps);
   }
-  // the cluster provisioner lands in its own slice
-  throw new Error('engines.provisioner = cluster is not available in this build');
+  const { createClusterEngineProvisioner } = await import('./cluster.js');
+  return createClusterEngineProvisioner(config, deps);
 }
