@@ -12,7 +12,7 @@ import { judge, transition, ConditionError } from '../src/automation/conditions.
 import { verifySignature, signatureHeader } from '../src/automation/signing.js';
 import { evaluate } from '../src/automation/evaluate.js';
 import { processAutomationTick } from '../src/automation/ticker.js';
-import { attemptDelivery } from '../src/automation/delivery.js';
+import { attemptDelivery, recordDeliveries } from '../src/automation/delivery.js';
 import { startAutomationWorker, type AutomationWorker } from '../src/jobs/automation-worker.js';
 import { runQuery } from '../src/queries/run.js';
 import { QUEUES } from '../src/jobs/queues.js';
@@ -269,6 +269,7 @@ describe('alerts and reports against the service', () => {
       assert.deepEqual([a2.status, a2.httpStatus], ['delivered', 200]);
       const row = await t.services.db.selectFrom('automation_deliveries').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow();
       assert.equal(row.attempts, 2);
+      assert.deepEqual(row.payload, {}, 'a delivered payload is not kept');
       code = 410;
       t.clock.advance(7_200_000);
       await evaluate(t.services, id, { scheduledFor: t.clock.now() });
@@ -334,5 +335,17 @@ describe('alerts and reports against the service', () => {
     assert.equal((await editor.request('PUT', `/api/workspaces/default/alerts/${id}`, { ...body, recipients: undefined, grace_secs: 60 })).json().grace_secs, 60);
     assert.equal((await editor.request('DELETE', `/api/workspaces/default/alerts/${id}`)).statusCode, 204);
     assert.equal((await viewer.request('GET', `/api/workspaces/default/alerts/${id}`)).statusCode, 404);
+  });
+
+  test('a delivery whose job was lost (recorded, never enqueued) is enqueued again by a later tick', async () => {
+    const res = await create('alert', { name: 'lost', engine: 'embedded', sql: 'SELECT 1', condition: { type: 'row_count', op: '>', threshold: 0 }, cron: '0 0 1 1 *', recipients: [{ type: 'slack', url: `${hook.url}/lost` }] });
+    const row = await t.services.db.selectFrom('automations').selectAll().where('id', '=', res.json().id).executeTakeFirstOrThrow();
+    const [id] = await recordDeliveries(t.services, row, null, { event: 'test', text: 'lost and found', body: {} });
+    assert.equal((await processAutomationTick(t.services)).requeued, 0, 'not yet: it may still be on its way');
+    t.clock.advance(16 * 60_000);
+    assert.equal((await processAutomationTick(t.services)).requeued, 1);
+    const got = await waitFor(async () => hook.got.find((g) => g.path === '/lost'), 'the found delivery');
+    assert.deepEqual(JSON.parse(got.body), { text: 'lost and found' });
+    await waitFor(async () => (await t.services.db.selectFrom('automation_deliveries').select('status').where('id', '=', id!).executeTakeFirst())?.status === 'delivered', 'recorded as delivered');
   });
 });

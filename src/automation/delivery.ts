@@ -10,6 +10,7 @@
 // Retried: network errors, time-outs, 408, 429 and 5xx. Not retried: a refusal of the gate and
 // other 4xx answers (the receiver said no; sending the same request again would not change it).
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import type { AutomationRow, DeliveryRow } from '../db/automation-types.js';
 import { QUEUES, jobOptions } from '../jobs/queues.js';
@@ -18,6 +19,9 @@ import { signatureHeader, SIGNATURE_HEADER } from './signing.js';
 import { gateOf, unsealRecipientUrl, unsealSigningSecret, type StoredRecipient } from './automations.js';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
+export const MAX_DELIVERIES_KEPT = 1000;
+/** A delivery pending this long without a job is re-enqueued by the tick (its enqueue was lost). */
+export const LOST_DELIVERY_MS = 15 * 60_000;
 
 /** What a notification says; the channel decides how it is written. */
 export interface Notice {
@@ -39,12 +43,31 @@ function payloadFor(channel: StoredRecipient['type'], deliveryId: string, notice
 /** Records one pending delivery per recipient and enqueues their jobs. */
 export async function enqueueDeliveries(services: Services, a: AutomationRow, evaluationId: string | null, notice: Notice): Promise<string[]> {
   const ids = await recordDeliveries(services, a, evaluationId, notice);
-  const queue = services.queues.get(QUEUES.deliveries);
-  await queue.addBulk(ids.map((id) => ({
+  await addDeliveryJobs(services, ids);
+  return ids;
+}
+
+/** The job of each delivery; its id is the delivery's, so adding it again while it exists is a no-op. */
+async function addDeliveryJobs(services: Services, ids: string[]): Promise<void> {
+  await services.queues.get(QUEUES.deliveries).addBulk(ids.map((id) => ({
     name: 'deliver', data: { deliveryId: id },
     opts: jobOptions(QUEUES.deliveries, { jobId: `delivery-${id}` }),
   })));
-  return ids;
+}
+
+/**
+ * Deliveries still pending long after their last change whose job is gone (a process died between
+ * recording and enqueueing): enqueued again. Called by the tick; returns how many.
+ */
+export async function requeueLostDeliveries(services: Services): Promise<number> {
+  const cutoff = new Date(services.clock.now().getTime() - LOST_DELIVERY_MS);
+  const stale = await services.db.selectFrom('automation_deliveries').select('id')
+    .where('status', '=', 'pending').where('updated_at', '<', cutoff).limit(100).execute();
+  const queue = services.queues.get(QUEUES.deliveries);
+  const lost: string[] = [];
+  for (const d of stale) if (!(await queue.getJob(`delivery-${d.id}`))) lost.push(d.id);
+  if (lost.length) await addDeliveryJobs(services, lost);
+  return lost.length;
 }
 
 /** Records one pending delivery per recipient (test-send attempts them at once, without the queue). */
@@ -61,6 +84,9 @@ export async function recordDeliveries(services: Services, a: AutomationRow, eva
     }).execute();
     ids.push(id);
   }
+  // The log keeps the newest MAX_DELIVERIES_KEPT deliveries of each alert or report.
+  await sql`DELETE FROM automation_deliveries WHERE automation_id = ${a.id} AND id IN (
+    SELECT id FROM automation_deliveries WHERE automation_id = ${a.id} ORDER BY created_at DESC OFFSET ${MAX_DELIVERIES_KEPT})`.execute(services.db);
   return ids;
 }
 
@@ -117,9 +143,12 @@ export async function attemptDelivery(services: Services, deliveryId: string, fi
       }
     }
   }
+  // The payload is kept while attempts remain; a final outcome drops it (a CSV or an image can be
+  // megabytes), and the row stays as the log of what was sent where and how it went.
   await services.db.updateTable('automation_deliveries').set((eb) => ({
     status: result.status, http_status: result.httpStatus, error: result.error,
     attempts: eb('attempts', '+', 1), updated_at: services.clock.now(),
+    ...(result.status === 'pending' ? {} : { payload: '{}' }),
   })).where('id', '=', deliveryId).execute();
   const log = services.logging.module('svc::automation');
   const fields = { delivery: deliveryId, automation: d.automation_id, channel: d.channel, target: d.target, event: d.event, status: result.status, http_status: result.httpStatus };

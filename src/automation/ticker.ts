@@ -14,6 +14,7 @@ import { Cron } from 'croner';
 import type { Services } from '../services.js';
 import { QUEUES, jobOptions } from '../jobs/queues.js';
 import { cronFor } from '../workflows/triggers.js';
+import { requeueLostDeliveries } from './delivery.js';
 
 /** Due schedules claimed per tick at most; the rest are claimed by the next tick. */
 export const MAX_CLAIMS_PER_TICK = 500;
@@ -24,12 +25,12 @@ export function latestSlot(cron: Cron, first: Date, now: Date): Date {
   return prev && prev.getTime() > first.getTime() && prev.getTime() <= now.getTime() ? prev : first;
 }
 
-export interface TickResult { fired: Array<{ id: string; slot: string }>; skipped: number }
+export interface TickResult { fired: Array<{ id: string; slot: string }>; skipped: number; requeued: number }
 
 export async function processAutomationTick(services: Services): Promise<TickResult> {
   const log = services.logging.module('svc::automation');
   const now = services.clock.now();
-  const result: TickResult = { fired: [], skipped: 0 };
+  const result: TickResult = { fired: [], skipped: 0, requeued: 0 };
   const due = await services.db.selectFrom('automations').select(['id', 'cron', 'timezone', 'next_fire_at'])
     .where('enabled', '=', true).where('next_fire_at', '<=', now)
     .orderBy('next_fire_at').limit(MAX_CLAIMS_PER_TICK).execute();
@@ -52,5 +53,7 @@ export async function processAutomationTick(services: Services): Promise<TickRes
     if (slot.getTime() !== a.next_fire_at.getTime()) log.info({ automation: a.id, from: a.next_fire_at.toISOString(), slot: slot.toISOString() }, 'missed slots skipped: only the latest fires');
     result.fired.push({ id: a.id, slot: slot.toISOString() });
   }
+  result.requeued = await requeueLostDeliveries(services);
+  if (result.requeued) log.warn({ count: result.requeued }, 'deliveries whose job was lost enqueued again');
   return result;
 }
