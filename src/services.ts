@@ -18,6 +18,7 @@ import { bullWorkflowQueue } from './jobs/workflow-queue.js';
 import type { WorkflowQueue } from './workflows/ports.js';
 import { Sealer } from './secrets/seal.js';
 import { QueryEngines } from './queries/run.js';
+import { engineLookup } from './queries/lookup.js';
 
 export interface Services {
   config: Config;
@@ -88,6 +89,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   invalidator.on('session', (keys) => sessions.forget(keys));
   invalidator.on('access', (keys) => access.forget(keys));
   const queryEngines = new QueryEngines(config, logging.module('svc::queries'));
+  queryEngines.setLookup(engineLookup(db, logging.module('svc::queries')));
   const closeLog = logging.module('svc');
   const closing = (what: string) => (err: Error) => closeLog.warn({ err: err.message }, `shutdown: ${what} failed`);
   return {

@@ -15,6 +15,7 @@ import { createLocalUser } from '../src/identity/users.js';
 import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
 import { queryService } from '../src/queries/index.js';
 import { startQueryWorker } from '../src/queries/worker.js';
+import { startTrinoProtocolServer } from './helpers/trino-protocol-server.js';
 
 const Q = '/api/workspaces/default/queries';
 const LONG = 'SELECT count(*) FROM range(100000000000) a';
@@ -155,6 +156,31 @@ describe('query API', () => {
     }
   });
 
+  test('a workspace\'s running trino engine answers through the job worker, as the person who asked', async () => {
+    const trino = await startTrinoProtocolServer();
+    const worker = await startQueryWorker(t.services);
+    try {
+      const engine = (name: string, state: string, endpoint: string | null) => t.services.db.insertInto('engines').values({
+        workspace_id: admin.workspaceId, name, kind: 'trino', image: 'docker.io/trinodb/trino:479', resources: JSON.stringify({ cpu: '2', memory: '4Gi' }),
+        provisioner: 'local_container', state, desired: state === 'running' ? 'running' : 'stopped', config_hash: 'h', idp_issuer: 'http://issuer', endpoint_url: endpoint,
+      } as never).execute();
+      await engine('trino-prod', 'running', trino.url);
+      await engine('trino-off', 'stopped', null);
+      const res = await admin.browser.post(Q, { engine: 'trino-prod', sql: 'SELECT n FROM rows(3)', wait_ms: 10_000 });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().state, 'SUCCEEDED');
+      assert.deepEqual(res.json().preview, [[0], [1], [2]]);
+      assert.deepEqual(res.json().columns, [{ name: 'n', type: 'bigint' }]);
+      assert.equal(trino.requests[0]!.headers['x-trino-user'], ADMIN.email);
+      const off = await admin.browser.post(Q, { engine: 'trino-off', sql: 'SELECT 1', wait_ms: 10_000 });
+      assert.equal(off.json().state, 'FAILED');
+      assert.equal(off.json().error, 'engine trino-off is stopped, not running');
+    } finally {
+      await worker.close();
+      await trino.stop();
+    }
+  });
+
   test('history: people see their own queries, ws_admin sees everyone\'s; viewers only read', async () => {
     const vera = await signIn(t, 'vera@example.test', 'ws_viewer');
     const mine = (await vera.post(Q, { sql: 'SELECT 1 AS v' })).json();
@@ -187,7 +213,7 @@ describe('query API', () => {
       [{ sql: 'SELECT 1', params: { 'bad name': 1 } }, 400, /params/],
       [{ sql: 'SELECT 1', wait_ms: 600_000 }, 400, /wait_ms/],
       [{ sql: 'SELECT 1', surprise: true }, 400, /surprise|Unrecognized/],
-      [{ sql: 'SELECT 1', engine: 'trino-prod' }, 404, /^engine does not exist: trino-prod$/],
+      [{ sql: 'SELECT 1', engine: 'no-such-engine' }, 404, /^engine does not exist: no-such-engine$/],
     ];
     for (const [body, status, message] of cases) {
       const r = await admin.browser.post(Q, body);
