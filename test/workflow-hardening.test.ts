@@ -8,6 +8,7 @@ import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-w
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 import { sql } from 'kysely';
+import { waitFor } from './helpers/workflow.js';
 
 let t: TestApp;
 let s3: TestS3;
@@ -20,7 +21,8 @@ before(async () => {
   s3 = await startS3();
   t = await startTestApp({
     SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
-    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100', SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 5).toString('base64'),
+    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100', SVC_WORKFLOW__BATCH: '8',
+    SVC_WORKFLOW__FOREACH_MAX_ITEMS: '5', SVC_WORKFLOW__FOREACH_MAX_CONCURRENCY: '2', SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 5).toString('base64'),
   });
   await initAdministrator(t.services.db, { email: 'admin@example.test', password: 'admin-password-1', force: false });
   b = new Browser(t, '198.51.100.70');
@@ -143,5 +145,27 @@ describe('what tasks produce is stored, and a step PostgreSQL refuses fails the 
     } finally {
       await sql`DROP TRIGGER refuse_marked ON task_runs`.execute(t.services.db);
     }
+  });
+});
+
+describe('foreach caps', () => {
+  test('a list longer than workflow.foreach_max_items fails the foreach', async () => {
+    await saveFlow(b, WS, 'id: many\nnamespace: hard\ntasks:\n  - id: loop\n    type: foreach\n    values: [1, 2, 3, 4, 5, 6]\n'
+      + '    tasks:\n      - id: say\n        type: log\n        message: "{{ taskrun.value }}"\n');
+    const e = await waitEnded(t, b, WS, await run(b, WS, 'hard', 'many'));
+    assert.equal(e.state, 'FAILED');
+    assert.deepEqual(e.task_runs.map((r: { task_id: string; error: string }) => [r.task_id, r.error]), [['loop', 'foreach values has 6 items, over workflow.foreach_max_items (5)']]);
+  });
+
+  test('a concurrency above workflow.foreach_max_concurrency is lowered to it', async () => {
+    await saveFlow(b, WS, 'id: wide\nnamespace: hard\ntasks:\n  - id: loop\n    type: foreach\n    concurrency: 4\n    values: [1, 2, 3, 4]\n'
+      + '    tasks:\n      - id: nap\n        type: sleep\n        duration: PT10M\n');
+    const id = await run(b, WS, 'hard', 'wide');
+    const naps = () => t.services.db.selectFrom('task_runs').select('state').where('execution_id', '=', id).where('task_id', '=', 'nap').execute();
+    await waitFor(async () => (await naps()).filter((r) => r.state === 'RUNNING').length === 2, 'two iterations running');
+    // The two running sleeps hold the only slots: the other iterations were never created.
+    assert.equal((await naps()).length, 2);
+    assert.equal((await b.post(`/workflows/v1/${WS}/executions/${id}/kill`, {})).statusCode, 202);
+    assert.equal((await waitEnded(t, b, WS, id)).state, 'KILLED');
   });
 });

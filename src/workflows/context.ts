@@ -18,9 +18,14 @@ export function outputsFor(runs: RunView[], iterationPrefix?: string): Record<st
   return out;
 }
 
+/** The path of the innermost foreach iteration holding a run (`2[3]/0` -> `2[3]`), if any. */
+export function iterationPrefix(path: string): string | undefined {
+  return path.includes('[') ? path.slice(0, path.lastIndexOf(']') + 1) : undefined;
+}
+
 export function templateContext(exec: ExecutionView, def: FlowDef, runs: RunView[], run?: { id: string; path: string; iteration: unknown; attempt?: number }): Record<string, unknown> {
   const it = run?.iteration as { value?: unknown; index?: number } | null | undefined;
-  const prefix = run && run.path.includes('[') ? run.path.slice(0, run.path.lastIndexOf(']') + 1) : undefined;
+  const prefix = run ? iterationPrefix(run.path) : undefined;
   return {
     inputs: exec.inputs,
     outputs: outputsFor(runs, prefix),

@@ -145,5 +145,6 @@ async function planStep(services: Services, defs: FlowDefinitions, snap: Snapsho
     : await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
   const render: Render = (value, scope) => renderTemplate(value,
     templateContext(exec, def!, scope.runs, { id: scope.runId, path: scope.path, iteration: scope.iteration }), templateFunctions(services, exec));
-  return plan(def, snap, outcome, render, services.clock.now());
+  const { foreach_max_items: foreachMaxItems, foreach_max_concurrency: foreachMaxConcurrency } = services.config.workflow;
+  return plan(def, snap, outcome, render, services.clock.now(), { foreachMaxItems, foreachMaxConcurrency });
 }

@@ -10,7 +10,7 @@ import type { ContainerRunner } from '../runners/types.js';
 import type { TaskRunState } from '../db/workflow-types.js';
 import { INSTANT, parseDuration, type FlowDef, type TaskDef } from './flow.js';
 import { maskSecrets, render } from './template.js';
-import { templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
+import { iterationPrefix, templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { TaskLog } from './logs.js';
 import { NotStorable, storable, storableText } from './storable.js';
 import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
@@ -170,9 +170,14 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
     const { retry: _r, timeout: _t, description: _d, ...props } = taskDef as TaskDef & Record<string, unknown>;
     let rendered = props as Record<string, unknown> & { id: string; type: string };
     if (JSON.stringify(props).includes('{{')) {
-      // Earlier outputs are read only when a template may use them.
+      // Earlier outputs are read only when a template may use them, and only those it may see
+      // (outputsFor): successful runs outside iterations and in this run's own iteration, so the
+      // read does not grow with the finished iterations of a foreach.
+      const prefix = iterationPrefix(run.path);
       const runs: RunView[] = a.runs ?? (await services.db.selectFrom('task_runs').select(['id', 'task_id', 'path', 'state', 'outputs', 'iteration'])
-        .where('execution_id', '=', exec.id).execute()).map((r) => ({ ...r, outputs: r.outputs ?? {} }));
+        .where('execution_id', '=', exec.id).where('state', '=', 'SUCCESS')
+        .where((eb) => eb.or([sql<boolean>`position('[' in path) = 0`, ...(prefix ? [sql<boolean>`starts_with(path, ${prefix})`] : [])]))
+        .execute()).map((r) => ({ ...r, outputs: r.outputs ?? {} }));
       const ctx = templateContext(exec, def, runs, { id: run.id, path: run.path, iteration: run.iteration, attempt: run.attempt });
       rendered = (await render(props, ctx, templateFunctions(services, exec, log.masked), { reveal: true })) as typeof rendered;
     }

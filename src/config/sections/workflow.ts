@@ -97,6 +97,8 @@ export const workflow = section('workflow engine', {
     'log lines per task-run attempt; beyond it the task continues and one warning line states how many were withheld',
   ),
   log_run_max_bytes: count(10485760, 'log bytes per task-run attempt (10 MiB)'),
+  foreach_max_items: count(1000, 'most items a foreach iterates; a longer list fails the foreach task run'),
+  foreach_max_concurrency: count(64, 'most iterations of one foreach running at once; a larger `concurrency` is lowered to it'),
   container_runner: oneOf(
     ['none', 'local_container', 'cluster'],
     'none',

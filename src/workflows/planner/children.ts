@@ -26,7 +26,12 @@ export async function concurrently(
 ): Promise<Status> {
   let running = 0; let failed = false; let killed = false; let pending = 0;
   for (let i = 0; i < count; i++) {
-    if (!started(i) && (running >= concurrency || failed || killed || killing)) { pending++; pend?.(i); continue; }
+    if (!started(i) && (running >= concurrency || failed || killed || killing)) {
+      // Without `pend`, children start in order (foreach): once the slots are full none after
+      // this one has started, so the visit stops here and a step's cost does not grow with them.
+      if (!pend && running >= concurrency) { pending += count - i; break; }
+      pending++; pend?.(i); continue;
+    }
     const s = await visit(i);
     if (s === 'running') running++;
     else if (s === 'failed') failed = true;

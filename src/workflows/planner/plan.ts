@@ -9,7 +9,7 @@ import type { ExecutionState } from '../../db/workflow-types.js';
 import { FLOWABLE, INSTANT, type FlowDef, type TaskDef } from '../flow.js';
 import { inOrder } from './children.js';
 import { FLOWABLE_TASKS, type Walker } from './tasks/index.js';
-import { TERMINAL_RUN, mapState, type Iteration, type Outcome, type Plan, type Render, type Run, type Snapshot, type Status } from './types.js';
+import { DEFAULT_PLAN_LIMITS, TERMINAL_RUN, mapState, type PlanLimits, type Iteration, type Outcome, type Plan, type Render, type Run, type Snapshot, type Status } from './types.js';
 
 /** Whether planning needs the flow definition: not for an ended execution, nor for a run that will retry. */
 export function needsDefinition(snap: Snapshot, outcome: Outcome | undefined): boolean {
@@ -20,7 +20,7 @@ export function needsDefinition(snap: Snapshot, outcome: Outcome | undefined): b
  * The changes of one step. `def` is the flow revision of the execution (undefined only when
  * needsDefinition() says so); `now` stamps what starts or ends in the step.
  */
-export async function plan(def: FlowDef | undefined, snap: Snapshot, outcome: Outcome | undefined, render: Render, now: Date): Promise<Plan> {
+export async function plan(def: FlowDef | undefined, snap: Snapshot, outcome: Outcome | undefined, render: Render, now: Date, limits: PlanLimits = DEFAULT_PLAN_LIMITS): Promise<Plan> {
   const byPath = new Map<string, Run>(snap.runs.map((r) => [r.path, r.id === outcome?.runId ? {
     ...r, state: outcome.state, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt, ended_at: outcome.state === 'RETRYING' ? null : outcome.endedAt,
   } : { ...r }]));
@@ -29,7 +29,7 @@ export async function plan(def: FlowDef | undefined, snap: Snapshot, outcome: Ou
   // A run that will retry changes nothing else; an ended execution only records late outcomes.
   if (!needsDefinition(snap, outcome)) { p.runs = [...byPath.values()]; return p; }
   if (!def) throw new Error(`planning execution ${exec.id} needs its flow definition`);
-  const w = new Walk(exec.id, byPath, p, exec.kill_requested_at !== null, now, render);
+  const w = new Walk(exec.id, byPath, p, exec.kill_requested_at !== null, now, render, limits);
   if (exec.state === 'CREATED') Object.assign(p.exec, { state: 'RUNNING', started_at: now });
   const status = await w.sequence(def.tasks, '', null, undefined);
   if (status !== 'running') {
@@ -57,7 +57,7 @@ class Walk implements Walker {
 
   constructor(
     private readonly executionId: string, private readonly byPath: Map<string, Run>, private readonly plan: Plan,
-    readonly killing: boolean, private readonly now: Date, private readonly renderer: Render,
+    readonly killing: boolean, private readonly now: Date, private readonly renderer: Render, readonly limits: PlanLimits,
   ) {}
 
   taskAt(path: string): TaskDef | undefined { return this.byTaskPath.get(path); }

@@ -62,6 +62,10 @@ export type Iteration = { value: unknown; index: number };
 /** Renders a template value in a scope (the step loop binds it to the execution, its flow and the template functions). */
 export type Render = (value: unknown, scope: RenderScope) => Promise<unknown>;
 
+/** Caps from workflow.foreach_max_items and foreach_max_concurrency (docs/workflows.md). */
+export interface PlanLimits { foreachMaxItems: number; foreachMaxConcurrency: number }
+export const DEFAULT_PLAN_LIMITS: PlanLimits = { foreachMaxItems: 1000, foreachMaxConcurrency: 64 };
+
 export function mapState(s: TaskRunState): Status {
   return s === 'SUCCESS' || s === 'SKIPPED' ? 'done' : s === 'FAILED' ? 'failed' : s === 'KILLED' ? 'killed' : 'running';
 }

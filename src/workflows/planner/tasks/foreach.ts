@@ -1,9 +1,10 @@
 // `foreach`: renders its values once (kept in outputs.values; a string is parsed as JSON), then
 // runs its tasks in order once per value under `path[k]`, at most `concurrency` iterations at a
-// time (default 1).
+// time (default 1, at most workflow.foreach_max_concurrency); at most foreach_max_items values.
 import type { TaskDef } from '../../flow.js';
 import { concurrently } from '../children.js';
 import type { FlowableTask } from './index.js';
+import { storable } from '../../storable.js';
 
 export const foreachTask: FlowableTask = async (w, task, run, path, iteration) => {
   let values = run.outputs.values as unknown[] | undefined;
@@ -11,12 +12,15 @@ export const foreachTask: FlowableTask = async (w, task, run, path, iteration) =
     let v = await w.render(task.values, run, path, iteration);
     if (typeof v === 'string') { try { v = JSON.parse(v); } catch { /* not JSON: refused just below as not a list */ } }
     if (!Array.isArray(v)) throw new Error(`foreach values must be a list, got ${JSON.stringify(v)?.slice(0, 100)}`);
-    values = v;
+    const max = w.limits.foreachMaxItems;
+    if (v.length > max) throw new Error(`foreach values has ${v.length} items, over workflow.foreach_max_items (${max})`);
+    values = storable(v, 'foreach values') as unknown[];
     run.outputs = { values };
     w.changed(run);
   }
   const list = values;
   const base = (k: number) => `${path}[${k}]`;
-  return concurrently(list.length, (task.concurrency as number | undefined) ?? 1, w.killing,
+  const concurrency = Math.min((task.concurrency as number | undefined) ?? 1, w.limits.foreachMaxConcurrency);
+  return concurrently(list.length, concurrency, w.killing,
     (k) => w.has(`${base(k)}/0`), (k) => w.sequence(task.tasks as TaskDef[], base(k), run.id, { value: list[k], index: k }));
 };

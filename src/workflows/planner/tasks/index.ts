@@ -2,7 +2,7 @@
 // the rules of ../children.ts) and records in the run's outputs what it decided once (the if
 // branch, the foreach values), so later steps repeat no render.
 import type { TaskDef } from '../../flow.js';
-import type { Iteration, Render, Run, Status } from '../types.js';
+import type { Iteration, PlanLimits, Render, Run, Status } from '../types.js';
 import { sequentialTask } from './sequential.js';
 import { parallelTask } from './parallel.js';
 import { ifTask } from './if.js';
@@ -12,6 +12,8 @@ import { foreachTask } from './foreach.js';
 export interface Walker {
   /** the execution is being killed: nothing new starts */
   readonly killing: boolean;
+  /** caps on foreach items and concurrency */
+  readonly limits: PlanLimits;
   /** whether a task run exists at `path` */
   has(path: string): boolean;
   /** a list of tasks run in order under `base` */
