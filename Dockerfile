@@ -6,7 +6,7 @@
 # Three stages: `build` compiles TypeScript and builds the browser console (Vite, ui/dist) with the
 # dev dependencies, `deps` installs the production dependencies only, `runtime` gets the compiled
 # code, the SQL migrations, the built console and the production node_modules, and nothing else. Every RUN step is a plain shell command so CI can
-# replay it outside a container (test/chart.test.ts does that on every run).
+# replay it outside a container (test/image.test.ts does that on every run).
 #
 # `npm ci` installs exactly the lock (msgpackr-extract is pinned through `overrides` to a version
 # published for every platform).
