@@ -16,6 +16,10 @@ export interface Metrics {
   /** from queued to picked up by a worker */
   jobWaitSeconds: Histogram<'queue'>;
   jobFailures: Counter<'queue'>;
+  /** alert and report evaluations, by kind and outcome */
+  automationEvaluations: Counter<'kind' | 'outcome'>;
+  /** delivery attempts of notifications, by channel and resulting status */
+  automationDeliveries: Counter<'channel' | 'status'>;
 }
 
 export function createMetrics(): Metrics {
@@ -46,5 +50,7 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
     }),
     jobFailures: new Counter({ name: 'svc_queue_job_failures_total', help: 'jobs whose processor failed, by queue', labelNames: ['queue'] as const, registers: [registry] }),
+    automationEvaluations: new Counter({ name: 'svc_automation_evaluations_total', help: 'alert and report evaluations, by kind and outcome (ok, triggered, error, delivered)', labelNames: ['kind', 'outcome'] as const, registers: [registry] }),
+    automationDeliveries: new Counter({ name: 'svc_automation_delivery_attempts_total', help: 'delivery attempts of alert and report notifications, by channel and resulting status (delivered, pending = to be retried, failed, refused by the SSRF gate)', labelNames: ['channel', 'status'] as const, registers: [registry] }),
   };
 }

@@ -184,6 +184,9 @@ describe('alerts and reports against the service', () => {
     }, 'deliveries recorded as delivered');
     assert.equal(deliveries.length, 4);
     assert.ok(deliveries.every((d: { http_status: number; attempts: number }) => d.http_status === 200 && d.attempts === 1));
+    const metrics = await t.services.metrics.registry.metrics();
+    assert.match(metrics, /svc_automation_evaluations_total\{kind="alert",outcome="triggered"\} 2/);
+    assert.match(metrics, /svc_automation_delivery_attempts_total\{channel="webhook",status="delivered"\} [1-9]/);
     // A redelivered evaluation job of the same slot does nothing twice.
     const dup = await evaluate(t.services, alert.id, { scheduledFor: t.clock.now() });
     assert.equal(dup?.id, e3?.id);

@@ -150,6 +150,7 @@ export async function attemptDelivery(services: Services, deliveryId: string, fi
     attempts: eb('attempts', '+', 1), updated_at: services.clock.now(),
     ...(result.status === 'pending' ? {} : { payload: '{}' }),
   })).where('id', '=', deliveryId).execute();
+  services.metrics.automationDeliveries.inc({ channel: d.channel, status: result.status });
   const log = services.logging.module('svc::automation');
   const fields = { delivery: deliveryId, automation: d.automation_id, channel: d.channel, target: d.target, event: d.event, status: result.status, http_status: result.httpStatus };
   if (result.status === 'delivered') log.info(fields, 'notification delivered');

@@ -152,6 +152,7 @@ export async function evaluate(services: Services, automationId: string, opts: E
   const done = await services.db.updateTable('automation_evaluations').set({
     ended_at: services.clock.now(), outcome, value: value === null ? null : JSON.stringify(value), error, notification,
   }).where('id', '=', evalId).returningAll().executeTakeFirst();
+  services.metrics.automationEvaluations.inc({ kind: a.kind, outcome });
   log.info({ automation: a.id, kind: a.kind, outcome, notification, err: error ?? undefined }, `${a.kind} evaluated`);
   // Evaluations beyond the newest 1000 of an automation are pruned as they go.
   await sql`DELETE FROM automation_evaluations WHERE automation_id = ${a.id} AND id IN (
