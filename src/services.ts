@@ -16,6 +16,7 @@ import { CacheInvalidator } from './util/invalidation.js';
 import { Queues } from './jobs/queues.js';
 import { bullWorkflowQueue } from './jobs/workflow-queue.js';
 import type { WorkflowQueue } from './workflows/ports.js';
+import { CurrentFlows } from './workflows/current-flows.js';
 import { Sealer } from './secrets/seal.js';
 import { QueryEngines } from './queries/run.js';
 import { engineLookup } from './queries/lookup.js';
@@ -41,6 +42,8 @@ export interface Services {
   queues: Queues;
   /** The workflow core's queue port (src/workflows/ports.ts) on those queues. */
   workflowQueue: WorkflowQueue;
+  /** Current revision and inputs of each flow, for starting executions (invalidated on save and delete). */
+  flows: CurrentFlows;
   /** Seals and unseals stored secrets with secrets.master_key. */
   sealer: Sealer;
   /** Engines SQL runs on (src/queries/run.ts): the embedded DuckDB one and named engines. */
@@ -88,6 +91,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const access = new AccessResolver(db, clock);
   invalidator.on('session', (keys) => sessions.forget(keys));
   invalidator.on('access', (keys) => access.forget(keys));
+  const flows = new CurrentFlows(db);
+  invalidator.on('flow', (keys) => flows.forget(keys));
   const queryEngines = new QueryEngines(config, logging.module('svc::queries'));
   queryEngines.setLookup(engineLookup(db, logging.module('svc::queries')));
   const closeLog = logging.module('svc');
@@ -111,6 +116,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     tokenLimiter: new RateLimiter({ max: rl.token_max_attempts, windowMs: rl.token_window_secs * 1000, lockoutMs: rl.token_lockout_secs * 1000 }, clock),
     queues,
     workflowQueue: bullWorkflowQueue(queues),
+    flows,
     sealer: new Sealer(config.secrets.master_key),
     queryEngines,
     redis: getRedis,

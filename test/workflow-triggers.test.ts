@@ -122,7 +122,7 @@ describe('schedule triggers (tick processor called directly, clock moved)', () =
     await saveYaml(t, admin, scheduled('winter', '0 9 * * *', 'Europe/Paris'));
     await processTriggerTick(t.services);
     assert.equal((await stateOf(t, 'winter'))!.next_fire_at!.toISOString(), '2026-12-02T08:00:00.000Z');
-    await deleteFlow(t.services.db, { id: admin.userId, email: 'admin' }, { workspaceId: admin.workspaceId, namespace: NS, flowId: 'winter' }, 'default');
+    await deleteFlow(t.services, { id: admin.userId, email: 'admin' }, { workspaceId: admin.workspaceId, namespace: NS, flowId: 'winter' }, 'default');
   });
 
   test('slots missed while nothing ran fire once (the latest), not as a backlog', async () => {
@@ -185,8 +185,8 @@ describe('schedule triggers (tick processor called directly, clock moved)', () =
     const r = await processTriggerTick(t.services);
     assert.deepEqual(r.fired.filter((f) => f.flowId === 'broken' || f.flowId === 'healthy').map((f) => f.flowId), ['healthy']);
     assert.equal(await stateOf(t, 'broken'), undefined);
-    await deleteFlow(t.services.db, { id: admin.userId, email: 'admin' }, { workspaceId: admin.workspaceId, namespace: NS, flowId: 'broken' }, 'default');
-    await deleteFlow(t.services.db, { id: admin.userId, email: 'admin' }, { workspaceId: admin.workspaceId, namespace: NS, flowId: 'healthy' }, 'default');
+    await deleteFlow(t.services, { id: admin.userId, email: 'admin' }, { workspaceId: admin.workspaceId, namespace: NS, flowId: 'broken' }, 'default');
+    await deleteFlow(t.services, { id: admin.userId, email: 'admin' }, { workspaceId: admin.workspaceId, namespace: NS, flowId: 'healthy' }, 'default');
   });
 
   test('two replicas racing every slot of many triggers: each slot fires exactly once', async () => {

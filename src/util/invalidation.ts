@@ -11,9 +11,9 @@ import type { Clock } from '../clock.js';
 
 const CHANNEL = 'svc:invalidate';
 
-/** The caches a change can make stale: sessions (by id hash), access snapshots (by user id, `*` = all), OAuth clients (by client id). */
-export type CacheKind = 'session' | 'access' | 'client';
-const KINDS: readonly CacheKind[] = ['session', 'access', 'client'];
+/** The caches a change can make stale: sessions (by id hash), access snapshots (by user id, `*` = all), OAuth clients (by client id), current flows (by workspace, namespace and id). */
+export type CacheKind = 'session' | 'access' | 'client' | 'flow';
+const KINDS: readonly CacheKind[] = ['session', 'access', 'client', 'flow'];
 
 export interface InvalidationMessage { origin: string; kind: CacheKind; keys: string[] }
 

@@ -8,7 +8,6 @@ import type { Selectable } from 'kysely';
 import { createdSnapshot } from './orchestrator.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { FlowValidationError, resolveInputs } from './flow.js';
-import { getFlow } from './flows.js';
 
 export const TERMINAL_EXECUTION: ExecutionState[] = ['SUCCESS', 'FAILED', 'KILLED'];
 
@@ -22,10 +21,10 @@ export interface CreateExecution {
 }
 
 export async function createExecution(services: Services, req: CreateExecution) {
-  const flow = await getFlow(services.db, { workspaceId: req.workspaceId, namespace: req.namespace, flowId: req.flowId });
+  const flow = await services.flows.get({ workspaceId: req.workspaceId, namespace: req.namespace, flowId: req.flowId });
   let inputs: Record<string, unknown>;
   try {
-    inputs = resolveInputs(flow.definition.inputs, req.inputs);
+    inputs = resolveInputs(flow.inputs, req.inputs);
   } catch (err) {
     if (err instanceof FlowValidationError) throw badRequest(`invalid inputs: ${err.message}`);
     throw err;

@@ -8,6 +8,13 @@ import { parseFlow, FlowValidationError, type FlowDef, type ParsedFlow } from '.
 import { TtlCache } from '../util/ttl-cache.js';
 import { validateTriggers } from './trigger-validation.js';
 import type { Actor } from '../access/actor.js';
+import type { CacheInvalidation } from '../util/invalidation.js';
+
+/** What a flow change needs: the database, and the caches to invalidate once it committed (current-flows.ts). */
+export interface FlowChangeDeps { db: Db; invalidator: CacheInvalidation }
+
+/** The invalidation key of a flow (kind `flow`, src/workflows/current-flows.ts). */
+export const flowCacheKey = (k: FlowKey) => `${k.workspaceId}\u0000${k.namespace}\u0000${k.flowId}`;
 
 export interface FlowKey { workspaceId: string; namespace: string; flowId: string }
 export interface FlowRecord { namespace: string; flow_id: string; revision: number; source: string; definition: FlowDef; uses_secrets: boolean; updated_at: Date; deleted: boolean }
@@ -45,7 +52,7 @@ export async function listFlows(db: Db, workspaceId: string, filter: { namespace
  * Creates or updates a flow from its YAML source; the id and namespace in the source must match
  * the key when one is given (an update). Returns the stored record and whether it changed.
  */
-export async function saveFlow(db: Db, actor: Actor, workspaceId: string, workspaceSlug: string, source: string, expect?: { namespace: string; flowId: string }): Promise<{ flow: FlowRecord; created: boolean; changed: boolean }> {
+export async function saveFlow(deps: FlowChangeDeps, actor: Actor, workspaceId: string, workspaceSlug: string, source: string, expect?: { namespace: string; flowId: string }): Promise<{ flow: FlowRecord; created: boolean; changed: boolean }> {
   const parsed = validateSource(source);
   const { def } = parsed;
   if (expect && (def.namespace !== expect.namespace || def.id !== expect.flowId)) {
@@ -54,12 +61,15 @@ export async function saveFlow(db: Db, actor: Actor, workspaceId: string, worksp
   // Two first saves of the same flow at once both find no row to lock and both insert: the loser
   // gets a unique violation and runs again, now seeing (and locking) the winner's row, so it ends
   // as an update or as "unchanged" instead of an error.
+  let res: Awaited<ReturnType<typeof saveOnce>>;
   try {
-    return await saveOnce(db, actor, workspaceId, workspaceSlug, source, parsed, expect);
+    res = await saveOnce(deps.db, actor, workspaceId, workspaceSlug, source, parsed, expect);
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    return saveOnce(db, actor, workspaceId, workspaceSlug, source, parsed, expect);
+    res = await saveOnce(deps.db, actor, workspaceId, workspaceSlug, source, parsed, expect);
   }
+  if (res.changed) await deps.invalidator.invalidate('flow', [flowCacheKey({ workspaceId, namespace: def.namespace, flowId: def.id })]);
+  return res;
 }
 
 function saveOnce(db: Db, actor: Actor, workspaceId: string, workspaceSlug: string, source: string, parsed: ParsedFlow, expect?: { namespace: string; flowId: string }): Promise<{ flow: FlowRecord; created: boolean; changed: boolean }> {
@@ -84,8 +94,8 @@ function saveOnce(db: Db, actor: Actor, workspaceId: string, workspaceSlug: stri
   });
 }
 
-export async function deleteFlow(db: Db, actor: Actor, key: FlowKey, workspaceSlug: string): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+export async function deleteFlow(deps: FlowChangeDeps, actor: Actor, key: FlowKey, workspaceSlug: string): Promise<void> {
+  await deps.db.transaction().execute(async (tx) => {
     const current = await tx.selectFrom('flows').select(['revision', 'source', 'deleted'])
       .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId)
       .forUpdate().executeTakeFirst();
@@ -97,6 +107,7 @@ export async function deleteFlow(db: Db, actor: Actor, key: FlowKey, workspaceSl
     await tx.deleteFrom('trigger_states').where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId).execute();
     await recordGovernance(tx, { action: 'flow.delete', actorId: actor.id, actor: actor.email, target: `flow:${key.namespace}.${key.flowId}`, workspace: workspaceSlug, details: { revision } });
   });
+  await deps.invalidator.invalidate('flow', [flowCacheKey(key)]);
 }
 
 export async function listRevisions(db: Db, key: FlowKey) {

@@ -28,7 +28,7 @@ export async function signInAdmin(t: TestApp, ip = '198.51.100.200'): Promise<Ad
 
 /** Saves a flow from its YAML source as the administrator (no HTTP). */
 export async function saveYaml(t: TestApp, admin: Admin, source: string): Promise<FlowRecord> {
-  return (await saveFlow(t.services.db, { id: admin.userId, email: ADMIN.email }, admin.workspaceId, 'default', source)).flow;
+  return (await saveFlow(t.services, { id: admin.userId, email: ADMIN.email }, admin.workspaceId, 'default', source)).flow;
 }
 
 /** Logging that keeps every JSON line, for asserting on log messages. */

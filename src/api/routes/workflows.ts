@@ -74,7 +74,7 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       if (parsed.usesSecrets && !canUseSecrets(req, ws.slug)) {
         throw forbidden('this flow reads workspace secrets: saving it requires workflow:use_secrets (ws_admin)');
       }
-      return saveFlow(ctx.services().db, actorOf(req), ws.id, ws.slug, source, expect);
+      return saveFlow(ctx.services(), actorOf(req), ws.id, ws.slug, source, expect);
     };
 
     app.post(`${BASE}/flows`, {
@@ -130,7 +130,7 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       schema: { tags: ['workflows'], summary: 'Delete a flow (its revisions and executions are kept)', params: flowParams, response: { 204: z.null(), ...errors } },
     }, async (req, reply) => {
       const ws = await workspace(req);
-      await deleteFlow(ctx.services().db, actorOf(req), { workspaceId: ws.id, namespace: req.params.namespace, flowId: req.params.id }, ws.slug);
+      await deleteFlow(ctx.services(), actorOf(req), { workspaceId: ws.id, namespace: req.params.namespace, flowId: req.params.id }, ws.slug);
       return reply.status(204).send(null);
     });
 
