@@ -4,7 +4,9 @@
 // through fastify's compiled serializer (issue 11's figure is bench/session-check.ts).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { launchBrowser } from './helpers/browser.js';
 import { signInAdmin, type Admin } from './helpers/workflow.js';
 import { CONTENT_SECURITY_POLICY } from '../src/api/routes/ui.js';
 import { compiledSerializer } from '../src/api/serializers.js';
@@ -60,6 +62,20 @@ test('the queue dashboard answers with a CSP that forbids framing and plugins', 
     assert.match(csp, /script-src 'self'(;|$)/, url);
     assert.equal(res.headers['x-frame-options'], 'DENY');
   }
+});
+
+test('the queue dashboard still renders in Chromium under that CSP; the one refusal is its Google Fonts stylesheet', async () => {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const b = await launchBrowser();
+  try {
+    const { context, page, errors } = await b.newPage();
+    await context.addCookies([...admin.browser.cookies].map(([name, value]) => ({ name, value, url: origin })));
+    await page.goto(`${origin}/admin/queues`);
+    await page.getByText('svc queues').first().waitFor();
+    await page.getByText('executions').first().waitFor();
+    assert.deepEqual(errors.filter((e) => !/fonts\.googleapis\.com/.test(e)), []);
+  } finally { await b.close(); }
 });
 
 test("the console's CSP has object-src 'none'", async () => {
