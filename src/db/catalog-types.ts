@@ -40,4 +40,19 @@ export interface CatalogTables {
   catalog_namespaces: CatalogNamespacesTable;
   catalog_tables: CatalogTablesTable;
   catalog_idempotency: CatalogIdempotencyTable;
+  policy_plugins: PolicyPluginsTable;
+}
+
+export interface PolicyPluginsTable {
+  workspace_id: string;
+  plugin_id: string;
+  cluster_name: Generated<string>;
+  policy_version_held: ColumnType<string | null, number | null | undefined, number | null>;
+  policy_polled_at: Date | null;
+  tag_version_held: ColumnType<string | null, number | null | undefined, number | null>;
+  tag_polled_at: Date | null;
+  role_version_held: ColumnType<string | null, number | null | undefined, number | null>;
+  role_polled_at: Date | null;
+  last_activation_time: Date | null;
+  last_poll_at: Timestamp;
 }

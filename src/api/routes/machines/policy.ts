@@ -18,6 +18,8 @@ import {
   createPolicy, createTag, deletePolicy, deleteTag, downloadPolicies, downloadTags, listPolicies, listTags,
   rangerServiceList, serviceVersions, updatePolicy, type PolicyView, type TagView,
 } from '../../../policy/policies.js';
+import { downloadGds, downloadRoles, downloadUserStore, listPlugins, recordPoll } from '../../../policy/plugin-feed.js';
+import type { Db } from '../../../db/index.js';
 import { ACCESS_TYPES, RESOURCES } from '../../../policy/service-def.js';
 
 function presentedToken(authorization: string | undefined): string | null {
@@ -37,9 +39,12 @@ const rangerLoose = z.looseObject({}).meta({ description: 'Apache Ranger JSON' }
 const serviceParams = z.object({ service: z.string().min(1).max(63) });
 const downloadQuery = z.looseObject({
   lastKnownVersion: z.coerce.number().int().optional().meta({ description: 'the version the plugin holds; equal to the current one: 304 with no body' }),
-  lastActivationTime: z.string().optional(),
+  lastActivationTime: z.coerce.number().int().optional().meta({ description: 'when the plugin activated what it holds (ms since the epoch)' }),
   pluginId: z.string().optional(),
   clusterName: z.string().optional(),
+  supportsPolicyDeltas: z.string().optional().meta({ description: 'accepted; the answer is always the full set' }),
+  supportsTagDeltas: z.string().optional(),
+  pluginCapabilities: z.string().optional(),
 });
 
 /** The plugin API: /service/... */
@@ -63,23 +68,43 @@ function pluginApi(ctx: AppContext): FastifyPluginAsyncZod {
       schema: { tags: ['policy service'], summary: 'Policy services (one per workspace), as Ranger\'s RangerServiceList', response: { 200: rangerLoose, ...errors } },
     }, async () => rangerServiceList(ctx.services().db));
 
-    // Policies and tags download alike: Ranger's lastKnownVersion gives 304 when nothing changed.
+    // Every download alike (the plain and the `secure` path of RangerAdminRESTClient): 304 when the
+    // plugin already holds the current version; each poll records what the plugin holds.
+    const lastKnown = (q: Record<string, unknown>, key: string) => (typeof q[key] === 'number' ? q[key] as number : undefined);
     const downloads = [
-      ['/service/plugins/policies/download/:service', 'Policies of a service as Ranger\'s ServicePolicies; 304 when lastKnownVersion is current', downloadPolicies],
-      ['/service/tags/download/:service', 'Resource tags of a service as Ranger\'s ServiceTags; 304 when lastKnownVersion is current', downloadTags],
+      ['/service/plugins/policies/download/:service', '/service/plugins/secure/policies/download/:service', 'Policies of a service as Ranger\'s ServicePolicies (full, never deltas); 304 when lastKnownVersion is current', 'lastKnownVersion', 'policy',
+        (db: Db, svc: string, v: number | undefined) => downloadPolicies(db, svc, v)],
+      ['/service/tags/download/:service', '/service/tags/secure/download/:service', 'Resource tags of a service as Ranger\'s ServiceTags; 304 when lastKnownVersion is current', 'lastKnownVersion', 'tag',
+        (db: Db, svc: string, v: number | undefined) => downloadTags(db, svc, v)],
+      ['/service/roles/download/:service', '/service/roles/secure/download/:service', 'Roles as Ranger\'s RangerRoles: the workspace roles ws_viewer, ws_editor, ws_admin with their users and groups; 304 when lastKnownRoleVersion is current', 'lastKnownRoleVersion', 'role',
+        (db: Db, svc: string, v: number | undefined) => downloadRoles(db, svc, v)],
+      ['/service/xusers/download/:service', '/service/xusers/secure/download/:service', 'User store (unused here): an empty RangerUserStore, 304 once the plugin holds it', 'lastKnownUserStoreVersion', null,
+        async (_db: Db, svc: string, v: number | undefined) => downloadUserStore(svc, v)],
+      ['/service/gds/download/:service', '/service/gds/secure/download/:service', 'Governed data sharing (unused here): an empty ServiceGdsInfo, 304 once the plugin holds it', 'lastKnownGdsVersion', null,
+        async (_db: Db, svc: string, v: number | undefined) => downloadGds(svc, v)],
     ] as const;
-    for (const [url, summary, download] of downloads) {
-      app.get(url, {
-        schema: {
-          tags: ['policy service'], summary, params: serviceParams, querystring: downloadQuery,
-          response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
-        },
-      }, async (req, reply) => {
-        const d = await download(ctx.services().db, req.params.service, req.query.lastKnownVersion);
-        if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
-        if (d.kind === 'not_modified') return reply.status(304).send(null);
-        return d.body;
-      });
+    for (const [plain, secure, summary, versionParam, kind, download] of downloads) {
+      for (const url of [plain, secure]) {
+        app.get(url, {
+          schema: {
+            tags: ['policy service'], summary, params: serviceParams, querystring: downloadQuery.extend({ [versionParam]: z.coerce.number().int().optional() }),
+            response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
+          },
+        }, async (req, reply) => {
+          const s = ctx.services();
+          const q = req.query as Record<string, unknown>;
+          const d = await download(s.db, req.params.service, lastKnown(q, versionParam));
+          if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
+          if (kind && typeof q.pluginId === 'string' && q.pluginId !== '') {
+            await recordPoll(s.db, {
+              service: req.params.service, pluginId: q.pluginId.slice(0, 255), clusterName: typeof q.clusterName === 'string' ? q.clusterName.slice(0, 255) : undefined,
+              kind, held: d.version, lastActivationTime: typeof q.lastActivationTime === 'number' ? q.lastActivationTime : undefined,
+            }, s.clock.now());
+          }
+          if (d.kind === 'not_modified') return reply.status(304).send(null);
+          return d.body;
+        });
+      }
     }
   };
 }
@@ -156,6 +181,28 @@ function adminApi(ctx: AppContext): FastifyPluginAsyncZod {
     }, async (req) => {
       const s = ctx.services();
       return { policy_version: await deletePolicy(s.db, actorOf(req), req.params.ws, req.params.id, s.clock.now()) };
+    });
+
+    app.get('/api/workspaces/:ws/policy-plugins', {
+      preHandler: wsAdmin,
+      schema: {
+        tags: ['policy service'], summary: 'Engine plugins polling this workspace\'s policy service: last poll, versions held, how far behind', params: ws,
+        response: {
+          200: z.object({
+            service,
+            plugins: z.array(z.object({
+              plugin_id: z.string(), cluster_name: z.string(), last_poll_at: z.string(),
+              policy_version_held: z.number().nullable(), tag_version_held: z.number().nullable(), role_version_held: z.number().nullable(),
+              policies_behind: z.number().nullable(), tags_behind: z.number().nullable(), lagging: z.boolean(),
+            })),
+          }),
+          ...errors,
+        },
+      },
+    }, async (req) => {
+      const db = ctx.services().db;
+      const current = await serviceVersions(db, req.params.ws);
+      return { service: current, plugins: await listPlugins(db, req.params.ws, current) };
     });
 
     app.get('/api/workspaces/:ws/tags', {

@@ -1,0 +1,97 @@
+// The policy service as an Apache Ranger plugin sees it: the exact request sequence of Ranger's
+// RangerAdminRESTClient (secure download paths with `Authorization: Bearer`, its query
+// parameters), first with -1 versions (everything), then with what it holds (304 for each); the
+// roles are the workspace roles; the user store and GDS downloads answer empty, then 304. Each
+// poll is recorded, and administrators see which plugin lags behind a policy change.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { initAdministrator } from '../src/bootstrap/init.js';
+
+const TOKEN = 'policy-token-abcdefghijklmnop';
+const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
+const PLUGIN = 'trino@coordinator-1-default';
+let t: TestApp;
+let admin: Browser;
+
+before(async () => {
+  t = await startTestApp({ SVC_POLICY_SERVICE__ENABLED: 'true', SVC_POLICY_SERVICE__AUTH_TOKEN: TOKEN });
+  await initAdministrator(t.services.db, { email: ADMIN.email, password: ADMIN.password, force: false });
+  admin = new Browser(t);
+  assert.equal((await admin.login(ADMIN.email, ADMIN.password)).statusCode, 200);
+});
+after(async () => { await t.close(); });
+
+/** One poll round of RangerAdminRESTClient (secure mode): policies, tags, roles, user store, GDS. */
+async function pollRound(held: { policy: number; tag: number; role: number; userStore: number; gds: number }, activation: number) {
+  const common = `lastActivationTime=${activation}&pluginId=${encodeURIComponent(PLUGIN)}&clusterName=prod`;
+  const caps = 'pluginCapabilities=7ffff';
+  const urls = [
+    `/service/plugins/secure/policies/download/default?lastKnownVersion=${held.policy}&${common}&supportsPolicyDeltas=true&${caps}`,
+    `/service/tags/secure/download/default?lastKnownVersion=${held.tag}&${common}&supportsTagDeltas=true&${caps}`,
+    `/service/roles/secure/download/default?lastKnownRoleVersion=${held.role}&${common}&${caps}`,
+    `/service/xusers/secure/download/default?lastKnownUserStoreVersion=${held.userStore}&${common}&${caps}`,
+    `/service/gds/secure/download/default?lastKnownGdsVersion=${held.gds}&${common}&${caps}`,
+  ];
+  const out = [];
+  for (const url of urls) {
+    out.push(await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' } }));
+  }
+  return out;
+}
+
+test('a Ranger plugin\'s first round downloads everything; the next round at the held versions is all 304', async () => {
+  const [policies, tags, roles, users, gds] = await pollRound({ policy: -1, tag: -1, role: -1, userStore: -1, gds: -1 }, 0);
+  for (const r of [policies, tags, roles, users, gds]) assert.equal(r.statusCode, 200, `${r.statusCode} ${r.body}`);
+  const sp = policies.json();
+  assert.equal(sp.serviceName, 'default');
+  assert.equal(sp.serviceDef.name, 'trino');
+  assert.ok(sp.serviceDef.accessTypes.length > 0);
+  const rr = roles.json();
+  assert.equal(rr.serviceName, 'default');
+  assert.deepEqual(rr.rangerRoles.map((r: { name: string }) => r.name), ['ws_viewer', 'ws_editor', 'ws_admin']);
+  assert.deepEqual(rr.rangerRoles[2].users, [{ name: ADMIN.email, isAdmin: false }]);
+  assert.deepEqual(users.json().userGroupMapping, {});
+  assert.deepEqual(gds.json().dataShares, []);
+
+  const held = { policy: sp.policyVersion, tag: tags.json().tagVersion, role: rr.roleVersion, userStore: users.json().userStoreVersion, gds: gds.json().gdsVersion };
+  const again = await pollRound(held, 1780000000000);
+  assert.deepEqual(again.map((r) => r.statusCode), [304, 304, 304, 304, 304]);
+  // The plain (non-secure) paths answer the same.
+  assert.equal((await t.app.inject({ method: 'GET', url: `/service/roles/download/default?lastKnownRoleVersion=${held.role}`, headers: { authorization: `Bearer ${TOKEN}` } })).statusCode, 304);
+  assert.equal((await t.app.inject({ method: 'GET', url: '/service/gds/download/default?lastKnownGdsVersion=-1', headers: { authorization: `Bearer ${TOKEN}` } })).statusCode, 200);
+});
+
+test('administrators see each plugin\'s last poll and held versions, and which lag behind a change', async () => {
+  const before = (await admin.get('/api/workspaces/default/policy-plugins')).json();
+  assert.equal(before.plugins.length, 1);
+  const p = before.plugins[0];
+  assert.equal(p.plugin_id, PLUGIN);
+  assert.equal(p.cluster_name, 'prod');
+  assert.equal(p.policy_version_held, before.service.policy_version);
+  assert.equal(p.lagging, false);
+
+  const created = await admin.post('/api/workspaces/default/policies', { name: 'no pii', resources: { catalog: ['default'], schema: ['hr'], table: ['*'] }, deny: [{ roles: ['ws_viewer'], accesses: ['select'] }] });
+  assert.equal(created.statusCode, 201, created.body);
+  const lag = (await admin.get('/api/workspaces/default/policy-plugins')).json();
+  assert.equal(lag.plugins[0].policies_behind, 1);
+  assert.equal(lag.plugins[0].lagging, true);
+
+  // The plugin polls, gets the new version (it only goes up), and is current again.
+  const [policies] = await pollRound({ policy: p.policy_version_held, tag: 0, role: 0, userStore: 1, gds: 1 }, 1780000001000);
+  assert.equal(policies.statusCode, 200);
+  assert.equal(policies.json().policyVersion, p.policy_version_held + 1);
+  assert.deepEqual(policies.json().policies[0].denyPolicyItems[0].roles, ['ws_viewer']);
+  const now = (await admin.get('/api/workspaces/default/policy-plugins')).json();
+  assert.equal(now.plugins[0].lagging, false);
+  assert.equal(now.plugins[0].policy_version_held, lag.service.policy_version);
+});
+
+test('without the token: 401; an unknown service: 404 for policies, never a 500', async () => {
+  const none = await t.app.inject({ method: 'GET', url: '/service/gds/secure/download/default?lastKnownGdsVersion=-1' });
+  assert.equal(none.statusCode, 401);
+  const unknown = await t.app.inject({ method: 'GET', url: '/service/plugins/secure/policies/download/nope?lastKnownVersion=-1', headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(unknown.statusCode, 404);
+  const bad = await t.app.inject({ method: 'GET', url: '/service/roles/secure/download/default?lastKnownRoleVersion=abc', headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(bad.statusCode, 400);
+});
