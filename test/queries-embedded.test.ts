@@ -171,6 +171,27 @@ describe('embedded databases', () => {
   });
 });
 
+describe('cancelling at any moment', () => {
+  test('a cancel landing while the database opens or the statement is prepared still stops the query', async () => {
+    const { run } = engines({});
+    const moments: Array<() => Promise<void>> = [
+      async () => {},
+      () => new Promise((r) => setImmediate(r)),
+      () => new Promise((r) => setTimeout(r, 1)),
+      () => new Promise((r) => setTimeout(r, 5)),
+      () => new Promise((r) => setTimeout(r, 20)),
+    ];
+    for (const [i, moment] of moments.entries()) {
+      const ac = new AbortController();
+      // a fresh workspace each time, so the cancel may land while its database is being opened
+      const long = run(randomUUID(), 'SELECT count(*) FROM range(100000000000) a', { signal: ac.signal, timeoutMs: 30_000 });
+      await moment();
+      ac.abort();
+      assert.equal((await failure(long)).kind, 'cancelled', `cancel at moment ${i}`);
+    }
+  });
+});
+
 describe('when the embedded engine is offered', () => {
   test('auto offers it when the provisioner resolves to none, and refuses it with the reason otherwise', async () => {
     const ws = randomUUID();

@@ -69,16 +69,27 @@ export class EmbeddedEngine implements EngineDriver {
     let conn: DuckDBConnection | undefined;
     let timer: NodeJS.Timeout | undefined;
     let why: 'timeout' | 'cancelled' | undefined;
-    const interrupt = (reason: 'timeout' | 'cancelled') => { why ??= reason; conn?.interrupt(); };
+    let again: NodeJS.Timeout | undefined;
+    // DuckDB clears a connection's interrupt flag when a statement begins, so an interrupt landing
+    // while the database opens or the statement is prepared would be lost: repeat it until the
+    // run settles, and check `why` before executing.
+    const interrupt = (reason: 'timeout' | 'cancelled') => {
+      why ??= reason;
+      conn?.interrupt();
+      again ??= setInterval(() => conn?.interrupt(), 25);
+    };
     const onAbort = () => interrupt('cancelled');
+    // Listening from the start: an abort while the database opens is not missed.
+    q.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      db = await this.database(q.workspaceId);
-      conn = db.idle.pop() ?? await db.instance.connect();
       const left = deadline - Date.now();
       if (left <= 0) throw timeoutError();
       timer = setTimeout(() => interrupt('timeout'), left);
-      q.signal?.addEventListener('abort', onAbort, { once: true });
-      return await this.execute(conn, q);
+      if (q.signal?.aborted) onAbort();
+      db = await this.database(q.workspaceId);
+      conn = db.idle.pop() ?? await db.instance.connect();
+      if (why) throw new Error(why);
+      return await this.execute(conn, q, () => why !== undefined);
     } catch (err) {
       if (why === 'timeout') throw timeoutError();
       if (why === 'cancelled') throw new QueryFailure('cancelled', 'query was cancelled');
@@ -86,6 +97,7 @@ export class EmbeddedEngine implements EngineDriver {
       throw new QueryFailure('failed', oneLine((err as Error).message));
     } finally {
       clearTimeout(timer);
+      clearInterval(again);
       q.signal?.removeEventListener('abort', onAbort);
       if (db) {
         db.active--;
@@ -97,7 +109,7 @@ export class EmbeddedEngine implements EngineDriver {
     }
   }
 
-  private async execute(conn: DuckDBConnection, q: EngineRun): Promise<EngineResult> {
+  private async execute(conn: DuckDBConnection, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
     // prepare() takes exactly one statement and runs nothing: the one-statement rule for free
     const prepared = await conn.prepare(q.sql).catch((err: Error) => {
@@ -112,11 +124,13 @@ export class EmbeddedEngine implements EngineDriver {
           : 'this statement is not allowed on the embedded engine (allowed: SELECT, EXPLAIN, INSERT, UPDATE, DELETE, MERGE, CREATE, ALTER, DROP, ANALYZE)');
       }
       if (prepared.parameterCount > 0 || hasParams(q.params)) prepared.bind(q.params as never);
+      if (stopped()) throw new Error('stopped before it started');
       const result = await prepared.stream();
       const columns = result.columnNames().map((name, i) => ({ name, type: result.columnType(i).toString() }));
       const rows: unknown[][] = [];
       let truncated = false;
       for (;;) {
+        if (stopped()) throw new Error('stopped between chunks');
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
         const got = chunk.convertRows(JsonDuckDBValueConverter);
