@@ -60,3 +60,9 @@ describe('engine images and states (pure)', async () => {
     assert.equal(workerAction('running', 'running'), 'none');
   });
 });
+
+test('SVC_ENGINE_TLS_INSECURE: 1, true and yes skip verification; anything else does not', async () => {
+  const { engineTlsInsecure } = await import('../src/engines/tls.js');
+  for (const v of ['1', 'true', 'yes']) assert.equal(engineTlsInsecure({ SVC_ENGINE_TLS_INSECURE: v }), true, v);
+  for (const v of [undefined, '', '0', 'false', 'no', 'TRUE ']) assert.equal(engineTlsInsecure({ SVC_ENGINE_TLS_INSECURE: v }), false, String(v));
+});

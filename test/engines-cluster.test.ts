@@ -4,7 +4,11 @@
 // objects the API server received.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startTestApp, type TestApp, Browser } from './helpers/app.js';
 import { signInAdmin, waitFor } from './helpers/workflow.js';
 import { startFakeKubernetesObjects, type FakeKubernetesObjects } from './helpers/fake-k8s-objects.js';
@@ -70,6 +74,21 @@ describe('cluster engines against the in-test Kubernetes API server', () => {
     assert.deepEqual(svc.spec.ports, [{ name: 'http', port: 8080, targetPort: 8080 }]);
   });
 
+  test('explain diffs against what runs; a changed idp.issuer is reported on the engine', async () => {
+    const same = (await admin.post(`${URL_}/explain`, { name: 'adhoc', kind: 'trino', resources: { cpu: '1', memory: '2Gi' } })).json();
+    assert.equal(same.action, 'unchanged');
+    assert.deepEqual(same.diff, []);
+    const bigger = (await admin.post(`${URL_}/explain`, { name: 'adhoc', kind: 'trino', resources: { cpu: '1', memory: '4Gi' } })).json();
+    assert.equal(bigger.action, 'replace');
+    assert.deepEqual(bigger.diff, ['- jvm.config: -Xmx1433M', '+ jvm.config: -Xmx2867M']);
+    assert.notEqual(bigger.config_hash, bigger.running_config_hash);
+
+    await t.services.db.updateTable('engines').set({ idp_issuer: 'https://old-issuer.example.test' }).where('name', '=', 'adhoc').execute();
+    const e = (await admin.get(`${URL_}/adhoc`)).json();
+    assert.equal(e.issuer_changed, true);
+    assert.deepEqual(e.warnings, ['provisioned under idp.issuer https://old-issuer.example.test; it is now https://svc.example.test: start the engine again (stop, start) to re-wire it']);
+  });
+
   test('stop scales to 0, start back to 1 (merge patches); delete removes every object', async () => {
     const e = (await admin.get(`${URL_}/adhoc`)).json();
     const name = objectName({ workspace: 'default', name: 'adhoc', id: e.id });
@@ -77,7 +96,8 @@ describe('cluster engines against the in-test Kubernetes API server', () => {
     await state('stopped');
     assert.equal(k8s.get('deployments', NS, name).spec.replicas, 0);
     assert.equal((await admin.post(`${URL_}/adhoc/start`)).statusCode, 202);
-    await state('running');
+    const restarted = await state('running');
+    assert.equal(restarted.issuer_changed, false, 'provisioning again wires the engine to the current issuer');
     assert.equal(k8s.get('deployments', NS, name).spec.replicas, 1);
     const patches = k8s.calls.filter((c) => c.method === 'PATCH');
     assert.deepEqual(patches.map((p) => [p.contentType.split(';')[0], p.body]), [
@@ -86,5 +106,51 @@ describe('cluster engines against the in-test Kubernetes API server', () => {
     assert.equal((await admin.delete(`${URL_}/adhoc`)).statusCode, 202);
     await waitFor(async () => (await admin.get(`${URL_}/adhoc`)).statusCode === 404, 'the engine to be removed');
     assert.deepEqual([...k8s.objects.keys()], [], 'no object left');
+  });
+});
+
+describe('olap engines: the pinned JDBC drivers, repointed and checked before the engine starts', () => {
+  let t2: TestApp; let admin2: Browser; let k: FakeKubernetesObjects; let w: EngineWorker;
+  let dir: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-drivers-'));
+    writeFileSync(join(dir, 'mysql.jar'), 'not the pinned driver');
+    k = await startFakeKubernetesObjects();
+    t2 = await startTestApp({
+      SVC_ENGINES__PROVISIONER: 'cluster', SVC_CATALOG__PUBLIC_URL: 'https://svc.example.test', SVC_WORKFLOW__CLUSTER__NAMESPACE: NS,
+      SVC_SECRETS__MASTER_KEY: randomBytes(32).toString('base64'),
+      SVC_OLAP__JDBC_DRIVERS__MYSQL__DRIVER_URL: pathToFileURL(join(dir, 'mysql.jar')).href,
+      SVC_OLAP__JDBC_DRIVERS__MYSQL__DRIVER_CLASS: 'com.mysql.jdbc.Driver',
+    });
+    admin2 = (await signInAdmin(t2)).browser;
+    w = await startEngineWorker(t2.services, createClusterEngineProvisioner(t2.config, { kubeConfig: k.kubeConfig() }));
+  });
+  after(async () => { await w?.close(); await t2?.close(); await k?.close(); rmSync(dir, { recursive: true, force: true }); });
+
+  test('explain renders the six drivers with the repointed one; provisioning checks it and fails before any object is made', async () => {
+    const x = (await admin2.post(`${URL_}/explain`, { name: 'sr', kind: 'olap' })).json();
+    const props = x.files['jdbc-drivers.properties'];
+    for (const d of ['mysql', 'mariadb', 'postgresql', 'sqlserver', 'oracle', 'db2']) assert.match(props, new RegExp(`^${d}\\.driver_url=`, 'm'));
+    assert.match(props, new RegExp(`^mysql\\.driver_url=file://${join(dir, 'mysql.jar')}$`, 'm'));
+    assert.match(props, /^mysql\.driver_class=com\.mysql\.jdbc\.Driver$/m);
+    assert.match(props, /^postgresql\.driver_url=https:\/\/repo1\.maven\.org\/maven2\/org\/postgresql\/postgresql\/42\.7\.3\/postgresql-42\.7\.3\.jar$/m);
+
+    assert.equal((await admin2.post(URL_, { name: 'sr', kind: 'olap' })).statusCode, 201);
+    const e = await waitFor(async () => { const v = (await admin2.get(`${URL_}/sr`)).json(); return v.state !== 'provisioning' && v; }, 'the engine to leave provisioning');
+    assert.equal(e.state, 'failed');
+    const got = createHash('sha256').update('not the pinned driver').digest('hex');
+    assert.equal(e.error, `up failed: olap.jdbc_drivers.mysql.driver_url ${pathToFileURL(join(dir, 'mysql.jar')).href}: sha256 ${got} does not match the pinned a221c4106b7fe68a45912cdbf8351f1b43ad3c53a43c3bc966181cc14f86fa30`);
+    assert.deepEqual([...k.objects.keys()], [], 'nothing was provisioned');
+  });
+
+  test('a driver whose bytes match is accepted once; http:// and unknown dialects are refused', async () => {
+    const { verifyRepointedDrivers, effectiveDrivers } = await import('../src/engines/jdbc-drivers.js');
+    const file = join(dir, 'ok.jar');
+    writeFileSync(file, 'driver bytes');
+    const sha256 = createHash('sha256').update('driver bytes').digest('hex');
+    await verifyRepointedDrivers([{ dialect: 'mysql', url: pathToFileURL(file).href, sha256, driver_class: 'x', repointed: true }]);
+    await assert.rejects(verifyRepointedDrivers([{ dialect: 'mysql', url: 'http://mirror.test/m.jar', sha256, driver_class: 'x', repointed: true }]),
+      { message: 'olap.jdbc_drivers.mysql.driver_url: http://mirror.test/m.jar: a driver is fetched from an https:// mirror or a file:/// path' });
+    assert.throws(() => effectiveDrivers({ olap: { jdbc_drivers: { sqlite: { driver_url: 'file:///x' } } } }), /olap\.jdbc_drivers\.sqlite: no pinned driver of that dialect/);
   });
 });

@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import type { EngineRow } from '../db/engine-types.js';
 import { callbackUrl, checkInput, type EngineInput } from './engines.js';
 import { CONFIG_DIR, diffFiles, engineLabels, render } from './render.js';
+import { effectiveDrivers } from './jdbc-drivers.js';
 
 export interface Explanation {
   action: 'create' | 'replace' | 'unchanged';
@@ -29,6 +30,7 @@ export function explainEngine(s: Services, ws: { slug: string }, input: EngineIn
     kind: input.kind, workspace: ws.slug, engine: input.name, engineId: id, image, resources,
     callbackUrl: callbackUrl(s, provisioner)!, clientId: existing?.oauth_client_id ?? NEW_CLIENT_ID,
     catalogAudience: s.config.oidc.catalog_audience,
+    jdbcDrivers: input.kind === 'olap' ? Object.fromEntries(effectiveDrivers(s.config).map((d) => [d.dialect, d])) : undefined,
   });
   const project = provisioner === 'local_container' ? s.config.engines.local_container.project : undefined;
   const runningHash = existing?.running_config_hash ?? null;

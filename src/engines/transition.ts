@@ -14,6 +14,7 @@ import { resolveImage } from './images.js';
 import { CONFIG_DIR, SECRET_ENV, engineLabels, render } from './render.js';
 import { workerAction, TRANSITIONAL } from './states.js';
 import type { EngineProvisioner, EngineSpec } from './provisioner.js';
+import { effectiveDrivers, verifyRepointedDrivers } from './jdbc-drivers.js';
 
 export interface EngineJob { engineId: string }
 
@@ -39,6 +40,7 @@ export function engineSpec(s: Services, row: EngineRow, slug: string): EngineSpe
   const r = render({
     kind: row.kind, workspace: slug, engine: row.name, engineId: row.id, image, resources: row.resources,
     callbackUrl: callbackUrl(s, provisioner) ?? '', clientId: row.oauth_client_id ?? '', catalogAudience: s.config.oidc.catalog_audience,
+    jdbcDrivers: row.kind === 'olap' ? Object.fromEntries(effectiveDrivers(s.config).map((d) => [d.dialect, d])) : undefined,
   });
   const project = provisioner === 'local_container' ? s.config.engines.local_container.project : undefined;
   const env: Record<string, string> = {};
@@ -71,6 +73,8 @@ export async function runEngineJob(s: Services, provisioner: EngineProvisioner, 
   try {
     const spec = engineSpec(s, row, row.slug);
     if (action === 'up') {
+      // repointed JDBC drivers are checked before the engine can load one
+      if (row.kind === 'olap') await verifyRepointedDrivers(effectiveDrivers(s.config));
       const { endpoint } = await provisioner.up(spec);
       outcome = { state: 'running', endpoint_url: endpoint, error: null, running: { hash: spec.hash, files: spec.files } };
     } else if (action === 'stop') {

@@ -8,6 +8,7 @@ import { startQueryWorker } from '../queries/worker.js';
 import { startEngineWorker } from './engine-worker.js';
 import { provisionerOf } from '../engines/engines.js';
 import { createProvisioner } from '../engines/provisioner.js';
+import { engineTlsInsecure, TLS_INSECURE_WARNING } from '../engines/tls.js';
 import { startAutomationWorker } from './automation-worker.js';
 
 export async function startLoops(services: Services): Promise<void> {
@@ -25,6 +26,7 @@ export async function startLoops(services: Services): Promise<void> {
   } else {
     log.info('workflow worker off (workflow.worker_enabled = false): executions are recorded and wait');
   }
+  if (engineTlsInsecure(process.env)) log.warn(TLS_INSECURE_WARNING);
   const engines = provisionerOf(services);
   log.info({ provisioner: engines.provisioner, reason: engines.reason }, 'engine provisioner');
   if (engines.provisioner !== 'none') {
