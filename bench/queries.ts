@@ -2,7 +2,8 @@
 // (POST /api/workspaces/default/queries on a `svc serve` process over loopback: session check,
 // access, engine choice, sandboxed run, one INSERT of the recorded query) beside the same
 // queries on DuckDB directly (one open connection in this process, the lowest baseline), in one
-// run, interleaved one by one. Aim: at most 2 ms of overhead per query at the median.
+// run, interleaved one by one. Aim: at most 2 ms of overhead per query at the median. For
+// context it also times GET /healthz on the same server: the share of plain loopback HTTP.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
@@ -47,15 +48,23 @@ async function main() {
       if (rows[0]![0] !== i) throw new Error(`direct query ${i}`);
       return ms;
     };
-    for (let i = 0; i < WARMUP; i++) { await viaApi(i); await viaDuckDB(i); }
-    const api: number[] = []; const duck: number[] = [];
-    for (let i = 0; i < N; i++) { api.push(await viaApi(i)); duck.push(await viaDuckDB(i)); }
+    // Context, not the baseline: what one loopback HTTP round trip to the same server costs.
+    const viaHealthz = async () => {
+      const t0 = performance.now();
+      const res = await fetch(`${base}/healthz`);
+      await res.arrayBuffer();
+      return performance.now() - t0;
+    };
+    for (let i = 0; i < WARMUP; i++) { await viaApi(i); await viaDuckDB(i); await viaHealthz(); }
+    const api: number[] = []; const duck: number[] = []; const http: number[] = [];
+    for (let i = 0; i < N; i++) { api.push(await viaApi(i)); duck.push(await viaDuckDB(i)); http.push(await viaHealthz()); }
     const overhead = pct(api, 0.5) - pct(duck, 0.5);
     console.log(`queries: ${N} small queries each way, one at a time, interleaved (after ${WARMUP} warm-up each)`);
     console.log(`DuckDB directly (baseline)        median ${pct(duck, 0.5).toFixed(3)} ms   p90 ${pct(duck, 0.9).toFixed(3)} ms`);
     console.log(`through the query API (HTTP)      median ${pct(api, 0.5).toFixed(3)} ms   p90 ${pct(api, 0.9).toFixed(3)} ms`);
     console.log(`ratio API : DuckDB at the median  ${(pct(api, 0.5) / pct(duck, 0.5)).toFixed(1)}`);
     console.log(`overhead per query at the median  ${overhead.toFixed(3)} ms  (aim <= 2 ms)`);
+    console.log(`of which one HTTP round trip      median ${pct(http, 0.5).toFixed(3)} ms   (GET /healthz on the same server, for context)`);
   } finally {
     conn.closeSync();
     direct.closeSync();

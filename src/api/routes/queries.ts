@@ -9,6 +9,7 @@ import { guard, requireUser } from '../plugins/auth.js';
 import { apiErrors, errorSchema, iso } from '../schemas.js';
 import { DomainError, notFound } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
+import { TtlCache } from '../../util/ttl-cache.js';
 import { queryService } from '../../queries/index.js';
 import { ended } from '../../queries/service.js';
 import { MAX_PARAMS, MAX_SQL_BYTES } from '../../queries/run.js';
@@ -58,11 +59,17 @@ const detailOf = (q: QueryRow) => ({
 export function queryRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const viewer = guard(ctx, (req) => ({ workspace: (req.params as { ws: string }).ws, role: 'ws_viewer' }));
+    // A workspace's slug never changes and workspaces are never deleted: the slug -> id lookup of
+    // every request is kept (at most 10,000 workspaces, ~100 bytes each).
+    const ids = new TtlCache<string, string>(10_000, 3_600_000);
     const workspace = async (req: FastifyRequest) => {
       const slug = (req.params as { ws: string }).ws;
+      const known = ids.get(slug);
+      if (known) return { id: known, slug };
       const ws = await findWorkspace(ctx.services().db, slug);
       if (!ws) throw notFound(`workspace does not exist: ${slug}`);
-      return ws;
+      ids.set(slug, ws.id);
+      return { id: ws.id, slug: ws.slug };
     };
     /** The caller's role in the workspace (a platform administrator acts as ws_admin). */
     const roleOf = (req: FastifyRequest, slug: string): QueryRole => {
