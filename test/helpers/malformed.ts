@@ -31,9 +31,10 @@ export const JSON_BODIES = [
   '{"n":1e400}', '{"n":123456789012345678901234567890}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}',
 ];
 
-/** Bodies of other content types: XML, YAML, text with NUL, forms with NUL, multipart without boundary, bytes. */
+/** Bodies of other content types: XML, YAML (broken, NUL, 150 aliases, 3,000 deep), text with NUL, forms with NUL, multipart without boundary, bytes. */
 export const OTHER_BODIES: Array<[string, string | Buffer]> = [
   ['application/xml', '<a>1</a>'], ['text/xml', '<a/>'], ['application/x-yaml', 'a: [1'], ['application/x-yaml', 'a: "\\0"'],
+  ['application/x-yaml', `x: &a [1]\ny: [${Array.from({ length: 150 }, () => '*a').join(', ')}]\n`], ['application/x-yaml', `x: ${'['.repeat(3_000)}${']'.repeat(3_000)}\n`],
   ['text/plain', 'x\u0000y'], ['text/plain', '\ud800'], ['application/x-www-form-urlencoded', 'a=%00&b=%ED%A0%80&c[d]=1'],
   ['multipart/form-data', '--x\r\n'], ['application/octet-stream', Buffer.from([0, 255, 0xed, 0xa0, 0x80])],
   ['application/json; charset=latin1', '{"a":1}'], ['application/json', Buffer.from([0xff, 0xfe, 0x7b, 0x7d])],
