@@ -218,6 +218,16 @@ describe('alerts and reports against the service', () => {
     assert.equal(body.event, 'report');
     assert.equal(body.csv, 'id,label\r\n1,"a,b"\r\n2,"say ""hi"""\r\n');
     assert.equal(body.report.url, `https://data.example.com/#/workspaces/default/reports/${report.id}`);
+    // The same as an inline table, to a Slack-compatible channel and a webhook.
+    const tab = await create('report', {
+      name: 'inline numbers', engine: 'embedded', sql: 'SELECT 42::BIGINT AS answer, NULL AS nothing', content: { type: 'table' }, cron: '0 8 * * *',
+      recipients: [{ type: 'webhook', url: `${hook.url}/table` }, { type: 'slack', url: `${hook.url}/table-chat` }],
+    });
+    await evaluate(t.services, tab.json().id, { scheduledFor: t.clock.now() });
+    const table = JSON.parse((await waitFor(async () => hook.got.find((g) => g.path === '/table'), 'the table report')).body);
+    assert.deepEqual([table.format, table.columns.map((c: { name: string }) => c.name), table.rows, table.truncated], ['table', ['answer', 'nothing'], [['42', null]], false]);
+    const chat = JSON.parse((await waitFor(async () => hook.got.find((g) => g.path === '/table-chat'), 'the chat line')).body);
+    assert.match(chat.text, /^Report "inline numbers": 1 rows\. https:\/\/data\.example\.com\/#\/workspaces\/default\/reports\//);
     // After a rotation the old secret no longer verifies a new delivery.
     const rotated = (await admin.browser.request('POST', `/api/workspaces/default/reports/${report.id}/rotate-secret`, {})).json().signing_secret;
     const test_ = await admin.browser.request('POST', `/api/workspaces/default/reports/${report.id}/test`, {});
