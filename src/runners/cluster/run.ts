@@ -25,11 +25,8 @@ export interface RunContext {
   clock: { now(): Date };
 }
 
-export async function runTaskPod(ctx: RunContext, spec: ContainerTaskSpec, cb: RunCallbacks): Promise<ContainerRunResult> {
-  const { core, logApi, log, pollMs, pullTimeoutMs, clock } = ctx;
-  const { readPod, deletePod, deleteSecret, createPod, createSecret, describeFailure } = ctx.pods;
-  const ns = ctx.podSpec.namespace;
-  const opts = ctx.podSpec;
+/** Refuses a spec the pod could not run; the input files as Secret data (f0, f1, ...) and their paths. */
+function checkSpec(spec: ContainerTaskSpec, opts: PodSpecOptions): { inputPaths: string[]; secretData: Record<string, string> } {
   if (!spec.command.length) throw new RunnerSpecError('command must not be empty');
   if (!spec.workingDir.startsWith('/')) throw new RunnerSpecError(`workingDir ${JSON.stringify(spec.workingDir)} must be absolute`);
   if (!spec.image.trim()) throw new RunnerSpecError('image must not be empty');
@@ -41,6 +38,37 @@ export async function runTaskPod(ctx: RunContext, spec: ContainerTaskSpec, cb: R
     inputPaths.push(rel);
   }
   effectiveResources(spec.resources, opts.defaultResources, opts.maxResources); // refuses bad quantities early
+  return { inputPaths, secretData };
+}
+
+/**
+ * Fails a run whose containers cannot start (a fatal waiting reason) or whose image stayed
+ * unpullable for pullTimeoutMs; returns when the current pull wait began (0: none waiting).
+ */
+function checkWaiting(pod: V1Pod, podName: string, pullWaitingSince: number, pullTimeoutMs: number): number {
+  let since = pullWaitingSince;
+  for (const st of allStatuses(pod)) {
+    const reason = st.state?.waiting?.reason ?? '';
+    const message = (st.state?.waiting?.message ?? reason).replace(/\s+/g, ' ').trim();
+    if (FATAL_WAITING.has(reason)) {
+      throw new Error(`container ${st.name} (image ${st.image}) of pod ${podName} cannot start: ${reason}: ${message}`);
+    }
+    if (PULL_WAITING.has(reason)) {
+      since ||= Date.now();
+      if (Date.now() - since >= pullTimeoutMs) {
+        throw new Error(`image ${st.image} could not be pulled for container ${st.name} of pod ${podName}: ${message}`);
+      }
+    }
+  }
+  return allStatuses(pod).some((st) => PULL_WAITING.has(st.state?.waiting?.reason ?? '')) ? since : 0;
+}
+
+export async function runTaskPod(ctx: RunContext, spec: ContainerTaskSpec, cb: RunCallbacks): Promise<ContainerRunResult> {
+  const { core, logApi, log, pollMs, pullTimeoutMs, clock } = ctx;
+  const { readPod, deletePod, deleteSecret, createPod, createSecret, describeFailure } = ctx.pods;
+  const ns = ctx.podSpec.namespace;
+  const opts = ctx.podSpec;
+  const { inputPaths, secretData } = checkSpec(spec, opts);
   if (cb.signal.aborted) return { exitCode: null, outcome: 'killed', outputFiles: {} };
 
   const podName = podNameFor(spec.name);
@@ -135,22 +163,7 @@ export async function runTaskPod(ctx: RunContext, spec: ContainerTaskSpec, cb: R
           }
           break;
         }
-        if (!stopReason) {
-          for (const st of allStatuses(current)) {
-            const reason = st.state?.waiting?.reason ?? '';
-            const message = (st.state?.waiting?.message ?? reason).replace(/\s+/g, ' ').trim();
-            if (FATAL_WAITING.has(reason)) {
-              throw new Error(`container ${st.name} (image ${st.image}) of pod ${podName} cannot start: ${reason}: ${message}`);
-            }
-            if (PULL_WAITING.has(reason)) {
-              pullWaitingSince ||= Date.now();
-              if (Date.now() - pullWaitingSince >= pullTimeoutMs) {
-                throw new Error(`image ${st.image} could not be pulled for container ${st.name} of pod ${podName}: ${message}`);
-              }
-            }
-          }
-          if (!allStatuses(current).some((st) => PULL_WAITING.has(st.state?.waiting?.reason ?? ''))) pullWaitingSince = 0;
-        }
+        if (!stopReason) pullWaitingSince = checkWaiting(current, podName, pullWaitingSince, pullTimeoutMs);
       }
       if (stopReason && Date.now() - stopRequestedAt > (grace + 30) * 1000) {
         log?.warn({ pod: podName }, 'the pod did not end within its grace period; giving up waiting');
