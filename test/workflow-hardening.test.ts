@@ -169,3 +169,32 @@ describe('foreach caps', () => {
     assert.equal((await waitEnded(t, b, WS, id)).state, 'KILLED');
   });
 });
+
+describe('limits that must agree with the platform', () => {
+  test('sleep and timeout over 24 days are refused (setTimeout fired them at once)', async () => {
+    const res = await validate(flow('  - id: s\n    type: sleep\n    duration: P30D\n  - id: l\n    type: log\n    message: hi\n    timeout: 2200000\n  - id: ok\n    type: sleep\n    duration: P24D\n'));
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json().problems, [
+      { path: 'tasks[0].duration', message: 'must be at most 24 days (P24D)' },
+      { path: 'tasks[1].timeout', message: 'must be at most 24 days (P24D)' },
+    ]);
+  });
+
+  test('a namespace the router cannot address is refused at save; one it can is reachable', async () => {
+    const long = `n${'a'.repeat(100)}`;
+    const res = await validate(`id: f\nnamespace: ${long}\ntasks:\n  - id: l\n    type: log\n    message: hi\n`);
+    assert.deepEqual(res.json().problems, [{ path: 'namespace', message: 'must be lower-case letters, digits, ".", "_" and "-", at most 100 characters' }]);
+    const fits = long.slice(0, 100);
+    await saveFlow(b, WS, `id: f\nnamespace: ${fits}\ntasks:\n  - id: l\n    type: log\n    message: hi\n`);
+    assert.equal((await b.get(`/workflows/v1/${WS}/flows/${fits}/f`)).statusCode, 200);
+  });
+
+  test('a file path whose object key would pass S3\'s 1,024 bytes is a 400', async () => {
+    const path = 'é'.repeat(500); // 500 characters, 1,000 bytes
+    const put = await b.request('PUT', `/workflows/v1/${WS}/namespaces/hard/files/content?path=${encodeURIComponent(path)}`, Buffer.from('x'), { headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(put.statusCode, 400, put.body);
+    assert.match(put.json().message, /^file path too long: its storage key would be \d+ bytes, over the 1024 an object store takes/);
+    const get = await b.get(`/workflows/v1/${WS}/namespaces/hard/files/content?path=${encodeURIComponent(path)}`);
+    assert.equal(get.statusCode, 400);
+  });
+});

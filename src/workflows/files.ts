@@ -8,6 +8,19 @@ import type { Services } from '../services.js';
 import { badRequest, DomainError, notFound } from '../errors.js';
 import { TemplateError } from './template.js';
 
+/** S3 refuses object keys over 1,024 bytes (UTF-8); a longer one is the client's 400, never a 500. */
+export const MAX_OBJECT_KEY_BYTES = 1024;
+
+/** The object key of `path` under `prefix`, refused with a 400 when it would pass the S3 limit. */
+export function objectKey(prefix: string, path: string): string {
+  const key = prefix + path;
+  const bytes = Buffer.byteLength(key);
+  if (bytes > MAX_OBJECT_KEY_BYTES) {
+    throw badRequest(`file path too long: its storage key would be ${bytes} bytes, over the ${MAX_OBJECT_KEY_BYTES} an object store takes (the path may have ${MAX_OBJECT_KEY_BYTES - Buffer.byteLength(prefix)} bytes here)`);
+  }
+  return key;
+}
+
 export function assertFilePath(path: string): void {
   if (!path || path.length > 512 || path.startsWith('/') || path.endsWith('/') || /[\u0000-\u001f\\]/.test(path)
     || path.split('/').some((s) => s === '' || s === '.' || s === '..')) {
@@ -20,8 +33,8 @@ export const namespaceFilesPrefix = (s: Services, workspaceId: string, namespace
 export const executionPrefix = (s: Services, workspaceId: string, executionId: string) => `${root(s, workspaceId)}executions/${executionId}/`;
 
 export async function readNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, maxBytes: number): Promise<string> {
-  try { assertFilePath(path); } catch (e) { throw new TemplateError(`read('${path}'): ${(e as Error).message}`); }
-  const key = namespaceFilesPrefix(s, workspaceId, namespace) + path;
+  let key: string;
+  try { assertFilePath(path); key = objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path); } catch (e) { throw new TemplateError(`read('${path}'): ${(e as Error).message}`); }
   const head = await s.s3.head(key);
   if (!head) throw new TemplateError(`read('${path}'): no such namespace file in ${namespace}`);
   if (head.size > maxBytes) throw new TemplateError(`read('${path}'): the file is ${head.size} bytes, over workflow.storage.max_read_bytes (${maxBytes})`);
@@ -54,7 +67,8 @@ export function byteLimit(limit: number, what: string): Transform {
 export async function putNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, body: Readable): Promise<{ size: number }> {
   assertFilePath(path);
   const prefix = namespaceFilesPrefix(s, workspaceId, namespace);
-  const existing = await s.s3.head(prefix + path);
+  const key = objectKey(prefix, path);
+  const existing = await s.s3.head(key);
   if (!existing) {
     const count = await s.s3.list(prefix, s.config.workflow.storage.max_namespace_files);
     if (count.length >= s.config.workflow.storage.max_namespace_files) {
@@ -67,20 +81,20 @@ export async function putNamespaceFile(s: Services, workspaceId: string, namespa
   counter.on('data', (c: Buffer) => { size += c.length; });
   const limited = body.pipe(counter);
   body.on('error', (e) => counter.destroy(e));
-  await s.s3.putStream(prefix + path, limited, 'application/octet-stream');
+  await s.s3.putStream(key, limited, 'application/octet-stream');
   return { size };
 }
 
 export async function getNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string) {
   assertFilePath(path);
-  const got = await s.s3.getStream(namespaceFilesPrefix(s, workspaceId, namespace) + path);
+  const got = await s.s3.getStream(objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path));
   if (!got) throw notFound(`namespace file does not exist: ${path}`);
   return got;
 }
 
 export async function deleteNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string): Promise<void> {
   assertFilePath(path);
-  const key = namespaceFilesPrefix(s, workspaceId, namespace) + path;
+  const key = objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path);
   if (!(await s.s3.head(key))) throw notFound(`namespace file does not exist: ${path}`);
   await s.s3.delete(key);
 }
@@ -96,8 +110,9 @@ export async function storeTaskFiles(s: Services, ids: { workspaceId: string; ex
   }
   const out: Record<string, string> = {};
   const base = `${executionPrefix(s, ids.workspaceId, ids.executionId)}${ids.taskRunId}/${ids.attempt}/`;
-  for (const [name, data] of Object.entries(files)) {
-    await s.s3.put(base + name, data);
+  const keys = Object.keys(files).map((name) => objectKey(base, name));
+  for (const [i, [name, data]] of Object.entries(files).entries()) {
+    await s.s3.put(keys[i], data);
     out[name] = `${ids.taskRunId}/${ids.attempt}/${name}`;
   }
   return out;
@@ -111,7 +126,7 @@ export async function listExecutionFiles(s: Services, workspaceId: string, execu
 
 export async function getExecutionFile(s: Services, workspaceId: string, executionId: string, path: string) {
   assertFilePath(path);
-  const got = await s.s3.getStream(executionPrefix(s, workspaceId, executionId) + path);
+  const got = await s.s3.getStream(objectKey(executionPrefix(s, workspaceId, executionId), path));
   if (!got) throw notFound(`execution file does not exist: ${path}`);
   return got;
 }

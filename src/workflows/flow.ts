@@ -10,7 +10,9 @@ const require = createRequire(import.meta.url);
 const parseDocument: typeof import('yaml').parseDocument = (...args) => (require('yaml') as typeof import('yaml')).parseDocument(...args);
 
 export const ID_RE = /^[A-Za-z][A-Za-z0-9_-]{0,99}$/;
-export const NAMESPACE_RE = /^[a-z0-9][a-z0-9_.-]{0,199}$/;
+// 100 characters: the router takes path parameters up to 100 (maxParamLength), and a namespace
+// longer than that could be saved but never addressed.
+export const NAMESPACE_RE = /^[a-z0-9][a-z0-9_.-]{0,99}$/;
 
 /** ISO 8601 duration (PT30S, PT1M30S, P1D) or a number of seconds; returns milliseconds. */
 export function parseDuration(v: string | number): number | null {
@@ -20,7 +22,11 @@ export function parseDuration(v: string | number): number | null {
   return ((Number(m[1] ?? 0) * 24 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 60_000 + Math.round(Number(m[4] ?? 0) * 1000);
 }
 
-const duration = z.union([z.string(), z.number()]).refine((v) => parseDuration(v) !== null, { message: 'must be an ISO 8601 duration such as PT30S, or seconds' });
+/** The longest duration a task may declare: timers past 2^31-1 ms (24.8 days) fire at once. */
+export const MAX_DURATION_MS = 24 * 24 * 3600 * 1000;
+const duration = z.union([z.string(), z.number()])
+  .refine((v) => parseDuration(v) !== null, { message: 'must be an ISO 8601 duration such as PT30S, or seconds' })
+  .refine((v) => (parseDuration(v) ?? 0) <= MAX_DURATION_MS, { message: 'must be at most 24 days (P24D)' });
 
 const common = {
   id: z.string().regex(ID_RE, { message: 'must start with a letter and use letters, digits, _ and -' }),
@@ -110,7 +116,7 @@ const trigger = z.discriminatedUnion('type', [
 
 export const flowSchema = z.object({
   id: z.string().regex(ID_RE, { message: 'must start with a letter and use letters, digits, _ and -' }),
-  namespace: z.string().regex(NAMESPACE_RE, { message: 'must be lower-case letters, digits, ".", "_" and "-"' }),
+  namespace: z.string().regex(NAMESPACE_RE, { message: 'must be lower-case letters, digits, ".", "_" and "-", at most 100 characters' }),
   description: z.string().optional(),
   labels: z.record(z.string(), z.string()).optional(),
   inputs: z.array(input).default([]),

@@ -3,7 +3,7 @@
 import type { Services } from '../services.js';
 import type { ContainerRunner, ContainerTaskSpec } from '../runners/types.js';
 import type { TaskLog, Level } from './logs.js';
-import { parseDuration, type ScriptTaskDef } from './flow.js';
+import { MAX_DURATION_MS, parseDuration, type ScriptTaskDef } from './flow.js';
 import { storeTaskFiles } from './files.js';
 
 export class TaskFailure extends Error {}
@@ -53,7 +53,10 @@ const log: TaskHandler = async ({ task, log: out }) => {
 const output: TaskHandler = async ({ task }) => (task.values as Record<string, unknown>) ?? {};
 
 const sleepTask: TaskHandler = async ({ task, signal }) => {
-  await sleep(parseDuration(task.duration as string | number) ?? 0, signal);
+  const ms = parseDuration(task.duration as string | number) ?? 0;
+  // Refused at save; a flow saved before the limit must not fire at once (setTimeout overflow).
+  if (ms > MAX_DURATION_MS) throw new TaskFailure('duration must be at most 24 days (P24D)');
+  await sleep(ms, signal);
   return {};
 };
 
@@ -132,7 +135,7 @@ export function handlerFor(type: string): TaskHandler {
 
 /** Script and plugin tasks default to container_default_timeout_s; other types are unbounded. */
 export function timeoutFor(services: Services, task: { type: string; timeout?: string | number }): number | undefined {
-  if (task.timeout !== undefined) return parseDuration(task.timeout) ?? undefined;
+  if (task.timeout !== undefined) { const ms = parseDuration(task.timeout); return ms === null ? undefined : Math.min(ms, MAX_DURATION_MS); }
   if (task.type === 'script' || task.type.includes('.')) return services.config.workflow.container_default_timeout_s * 1000;
   return undefined;
 }
