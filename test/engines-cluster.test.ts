@@ -89,6 +89,24 @@ describe('cluster engines against the in-test Kubernetes API server', () => {
     assert.deepEqual(e.warnings, ['provisioned under idp.issuer https://old-issuer.example.test; it is now https://svc.example.test: start the engine again (stop, start) to re-wire it']);
   });
 
+  test('reconcile: a running engine whose Deployment vanished is provisioned again; drift and foreign objects are reported', async () => {
+    const { reconcileEngines } = await import('../src/engines/reconcile.js');
+    const p = createClusterEngineProvisioner(t.config, { kubeConfig: k8s.kubeConfig() });
+    const e = (await admin.get(`${URL_}/adhoc`)).json();
+    const name = objectName({ workspace: 'default', name: 'adhoc', id: e.id });
+    const dep = k8s.get('deployments', NS, name);
+    k8s.objects.set(`deployments/${NS}/svc-engine-x-y-00000000`, { ...structuredClone(dep), metadata: { ...dep.metadata, name: 'svc-engine-x-y-00000000', labels: { ...dep.metadata.labels, 'svc.engine-id': '00000000-0000-4000-8000-000000000000' } } });
+    k8s.objects.get(`deployments/${NS}/${name}`).metadata.labels['svc.config-hash'] = 'edited';
+    assert.deepEqual(await reconcileEngines(t.services, p), { orphans: ['svc-engine-x-y-00000000'], reprovisioned: [], drifted: [name] });
+    assert.ok(k8s.get('deployments', NS, 'svc-engine-x-y-00000000'), 'another installation\'s object is left in place');
+    k8s.objects.delete(`deployments/${NS}/svc-engine-x-y-00000000`);
+
+    k8s.objects.delete(`deployments/${NS}/${name}`);
+    assert.deepEqual(await reconcileEngines(t.services, p), { orphans: [], reprovisioned: ['adhoc'], drifted: [] });
+    await state('running');
+    assert.equal(k8s.get('deployments', NS, name).metadata.labels['svc.config-hash'], e.config_hash, 'the Deployment is back');
+  });
+
   test('stop scales to 0, start back to 1 (merge patches); delete removes every object', async () => {
     const e = (await admin.get(`${URL_}/adhoc`)).json();
     const name = objectName({ workspace: 'default', name: 'adhoc', id: e.id });
@@ -99,7 +117,7 @@ describe('cluster engines against the in-test Kubernetes API server', () => {
     const restarted = await state('running');
     assert.equal(restarted.issuer_changed, false, 'provisioning again wires the engine to the current issuer');
     assert.equal(k8s.get('deployments', NS, name).spec.replicas, 1);
-    const patches = k8s.calls.filter((c) => c.method === 'PATCH');
+    const patches = k8s.calls.filter((c) => c.method === 'PATCH' && c.body?.spec?.replicas !== undefined).slice(-2);
     assert.deepEqual(patches.map((p) => [p.contentType.split(';')[0], p.body]), [
       ['application/merge-patch+json', { spec: { replicas: 0 } }], ['application/merge-patch+json', { spec: { replicas: 1 } }],
     ]);

@@ -144,4 +144,17 @@ describe('local_container engines on a real podman engine', () => {
     assert.equal((await admin.delete(`${URL_}/orphan`)).statusCode, 202);
     await waitFor(async () => (await admin.get(`${URL_}/orphan`)).statusCode === 404, 'the engine to be removed', 60_000);
   });
+
+  test('reconcile removes an orphan of this project (its engine is gone) and never one of another project', async () => {
+    const { reconcileEngines } = await import('../src/engines/reconcile.js');
+    const orphan = await docker.createContainer({
+      Image: TEST_IMAGE, Cmd: ['sleep', '600'], name: `svc-orphan-${process.pid}`,
+      Labels: { 'svc.project': project, 'svc.component': 'engine', 'svc.engine-id': '00000000-0000-4000-8000-000000000009', 'svc.workspace': 'gone', 'svc.engine': 'old', 'svc.config-hash': 'x' },
+    });
+    await orphan.start();
+    const report = await reconcileEngines(t.services, createLocalEngineProvisioner(t.config.engines.local_container));
+    assert.deepEqual(report, { orphans: [`svc-orphan-${process.pid}`], reprovisioned: [], drifted: [] });
+    assert.deepEqual(await ours(), [], 'the orphan is removed');
+    assert.equal((await foreign.inspect()).State.Running, true, 'the other project\'s container untouched');
+  });
 });

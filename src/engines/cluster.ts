@@ -132,7 +132,7 @@ export function createClusterEngineProvisioner(config: Config, deps: Provisioner
     async list(): Promise<FoundEngine[]> {
       const l = await apps.listNamespacedDeployment({ namespace: ns, labelSelector: 'svc.component=engine' });
       return l.items.map((d) => ({
-        engineId: d.metadata?.labels?.['svc.engine-id'] ?? '', hash: d.metadata?.labels?.['svc.config-hash'] ?? '',
+        engineId: d.metadata?.labels?.['svc.engine-id'] ?? '', workspace: d.metadata?.labels?.['svc.workspace'] ?? '', name: d.metadata?.labels?.['svc.engine'] ?? '', hash: d.metadata?.labels?.['svc.config-hash'] ?? '',
         running: (d.spec?.replicas ?? 0) > 0, object: d.metadata?.name ?? '',
       }));
     },

@@ -100,7 +100,7 @@ export function createLocalEngineProvisioner(opts: LocalEngineOptions, deps: Pro
 
     async list(): Promise<FoundEngine[]> {
       const list = await docker.listContainers({ all: true, filters: { label: [`svc.project=${project}`, 'svc.component=engine'] } });
-      return list.map((c) => ({ engineId: c.Labels['svc.engine-id'] ?? '', hash: c.Labels['svc.config-hash'] ?? '', running: c.State === 'running', object: c.Names[0]?.replace(/^\//, '') ?? c.Id }));
+      return list.map((c) => ({ engineId: c.Labels['svc.engine-id'] ?? '', workspace: c.Labels['svc.workspace'] ?? '', name: c.Labels['svc.engine'] ?? '', hash: c.Labels['svc.config-hash'] ?? '', running: c.State === 'running', object: c.Names[0]?.replace(/^\//, '') ?? c.Id }));
     },
   };
 }

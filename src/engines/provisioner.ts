@@ -23,7 +23,7 @@ export interface EngineSpec {
 }
 
 /** An object the provisioner found (reconcile: drift and orphans). */
-export interface FoundEngine { engineId: string; hash: string; running: boolean; object: string }
+export interface FoundEngine { engineId: string; workspace: string; name: string; hash: string; running: boolean; object: string }
 
 export interface EngineProvisioner {
   readonly kind: 'cluster' | 'local_container';

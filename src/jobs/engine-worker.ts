@@ -9,6 +9,7 @@ import { QUEUES } from './queues.js';
 import { startWorker } from './worker.js';
 import { runEngineJob, sweepEngines, leaseMs } from '../engines/transition.js';
 import type { EngineProvisioner } from '../engines/provisioner.js';
+import { reconcileEngines } from '../engines/reconcile.js';
 
 export interface EngineWorker { close(): Promise<void> }
 
@@ -16,7 +17,7 @@ export async function startEngineWorker(services: Services, provisioner: EngineP
   const log = services.logging.module('svc::jobs::engines');
   const reaperMs = Math.max(1, services.config.workflow.reaper_interval_secs) * 1000;
   const worker = startWorker(services, QUEUES.engines, async (job) => {
-    if (job.name === 'sweep') return sweepEngines(services);
+    if (job.name === 'sweep') return { swept: await sweepEngines(services), ...(await reconcileEngines(services, provisioner)) };
     return runEngineJob(services, provisioner, job.data);
   }, {
     log, concurrency: 4, lockDuration: leaseMs(services), stalledInterval: reaperMs, maxStalledCount: 10,
