@@ -6,47 +6,15 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Page, Request } from 'playwright-core';
-import { loadConfig, startupChecks } from '../src/config/index.js';
-import { startServer, type RunningServer } from '../src/cli/serve.js';
-import { initAdministrator } from '../src/bootstrap/init.js';
 import { createGroup } from '../src/access/governance.js';
-import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { freePort } from './helpers/net.js';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
+import { ADMIN, startSvc, type Svc } from './helpers/console.js';
 import { seriousViolations } from './helpers/a11y.js';
 
-const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
-
-interface Svc { server: RunningServer; db: TestDatabase; base: string; port: number; close(): Promise<void> }
-
-/** A real listening server on a free loopback port with its own database and administrator. */
-async function startSvc(env: Record<string, string> = {}, port?: number): Promise<Svc> {
-  const db = await createTestDatabase('svc_ui');
-  port ??= await freePort();
-  const cwd = await mkdtemp(path.join(tmpdir(), 'svc-ui-'));
-  const cfg = loadConfig({
-    cwd,
-    env: {
-      SVC_DATABASE__URL: db.url, SVC_STORAGE__ACCESS_KEY: 'ak', SVC_STORAGE__SECRET_KEY: 'sk',
-      SVC_LOG__FILTER: 'error', SVC_LOG__JSON: 'true',
-      SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port),
-      ...env,
-    },
-  });
-  startupChecks(cfg);
-  const server = await startServer(cfg, { drainMs: 1_000 });
-  await initAdministrator(server.services.db, { email: ADMIN.email, password: ADMIN.password, force: false });
-  return {
-    server, db, port, base: `http://127.0.0.1:${port}`,
-    async close() { await server.stop(); await db.drop(); },
-  };
-}
 
 /** Raw GET, so paths like /ui/../x reach the server without client-side normalisation. */
 function rawGet(port: number, target: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {

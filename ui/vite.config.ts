@@ -5,19 +5,24 @@
 // pre-compressed without compressing on each request.
 import { defineConfig, type Plugin } from 'vite';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 
 function precompress(): Plugin {
   return {
     name: 'svc-precompress',
     apply: 'build',
-    generateBundle(_opts, bundle) {
-      for (const [name, out] of Object.entries(bundle)) {
-        if (!/\.(js|css|svg|json|txt)$/.test(name)) continue;
-        const src = Buffer.from(out.type === 'chunk' ? out.code : out.source);
-        if (src.length < 1024) continue;
-        this.emitFile({ type: 'asset', fileName: `${name}.br`, source: brotliCompressSync(src, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }) });
-        this.emitFile({ type: 'asset', fileName: `${name}.gz`, source: gzipSync(src, { level: 9 }) });
-      }
+    enforce: 'post',
+    // After every other plugin has finished the chunks (Vite replaces its preload markers late),
+    // compress what was written.
+    async writeBundle(opts, bundle) {
+      const dir = opts.dir!;
+      await Promise.all(Object.keys(bundle).filter((name) => /\.(js|css|svg|json|txt)$/.test(name)).map(async (name) => {
+        const src = await readFile(path.join(dir, name));
+        if (src.length < 1024) return;
+        await writeFile(path.join(dir, `${name}.br`), brotliCompressSync(src, { params: { [constants.BROTLI_PARAM_QUALITY]: 9 } }));
+        await writeFile(path.join(dir, `${name}.gz`), gzipSync(src, { level: 9 }));
+      }));
     },
   };
 }
@@ -34,9 +39,6 @@ export default defineConfig({
     target: 'es2022',
     sourcemap: false,
     reportCompressedSize: false,
-    // No polyfill: every browser the console supports has module preload; the polyfill would be
-    // inlined code that the CSP refuses anyway.
-    modulePreload: { polyfill: false },
     // Never inline assets as data: URLs into scripts; files are cached by their hash.
     assetsInlineLimit: 0,
   },

@@ -116,6 +116,15 @@ export async function listRevisions(db: Db, key: FlowKey) {
     .orderBy('revision', 'desc').execute();
 }
 
+/** One revision with its source (a deleted flow's last revision repeats the source it had). */
+export async function getRevision(db: Db, key: FlowKey, revision: number) {
+  const row = await db.selectFrom('flow_revisions').select(['revision', 'source', 'deleted', 'created_at'])
+    .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId).where('revision', '=', revision)
+    .executeTakeFirst();
+  if (!row) throw notFound(`flow revision does not exist: ${key.namespace}.${key.flowId} revision ${revision}`);
+  return row;
+}
+
 /** Parsed definitions of exact revisions; a revision never changes, so the cache never goes stale. */
 export class FlowDefinitions {
   private readonly cache = new TtlCache<string, FlowDef>(2_000, 3_600_000);

@@ -5,7 +5,7 @@ import '@picocss/pico/css/pico.min.css';
 import './styles/app.css';
 import { api, ApiError, errorText, ok, useCsrfNames } from './api/client';
 import type { AuthConfig, Me } from './api/types';
-import { clearMessages, say, warn } from './lib/messages';
+import { clearMessages, navigated, say, warn } from './lib/messages';
 import { type Route, href, useRoute } from './lib/router';
 import { isPlatformAdmin, SessionContext, type Session } from './lib/session';
 import { applyTheme, currentTheme, nextTheme } from './lib/theme';
@@ -13,6 +13,12 @@ import { SignIn } from './screens/SignIn';
 import { Home } from './screens/Home';
 import { Groups } from './screens/Groups';
 import { Members } from './screens/Members';
+import { FlowList } from './screens/flows/FlowList';
+import { FlowPage } from './screens/flows/FlowPage';
+import { ExecutionList } from './screens/executions/ExecutionList';
+import { ExecutionPage } from './screens/executions/ExecutionPage';
+import { may } from './lib/access';
+import { WORKSPACE_SCREENS } from './nav';
 
 type State =
   | { phase: 'loading' }
@@ -25,11 +31,53 @@ function Screen({ route }: { route: Route }) {
     case 'home': return <Home />;
     case 'groups': return <Groups />;
     case 'members': return <Members key={route.ws} ws={route.ws} />;
+    case 'flows': return <FlowList key={route.ws} ws={route.ws} query={route.query} />;
+    case 'flow-new': return <FlowPage key={`${route.ws}/new`} ws={route.ws} tab="editor" />;
+    case 'flow': return <FlowPage key={`${route.ws}/${route.namespace}/${route.id}`} ws={route.ws} namespace={route.namespace} id={route.id} tab={route.tab} />;
+    case 'executions': return <ExecutionList key={route.ws} ws={route.ws} query={route.query} />;
+    case 'execution': return <ExecutionPage key={route.id} ws={route.ws} id={route.id} />;
     default: return <><h1>Page not found</h1><p>There is no page at <code>{route.path}</code>. <a href={href.home()}>Go home</a></p></>;
   }
 }
 
-const TITLES: Record<Route['name'], string> = { home: 'Home', groups: 'Groups', members: 'Members', notfound: 'Not found' };
+const TITLES: Record<Route['name'], string> = {
+  home: 'Home', groups: 'Groups', members: 'Members', notfound: 'Not found', flows: 'Flows', 'flow-new': 'New flow', flow: 'Flow',
+  executions: 'Executions', execution: 'Execution',
+};
+
+const LAST_WS = 'svc-workspace';
+/** The workspace the workspace navigation is about: the route's, else the last one used, else the first. */
+function currentWorkspace(route: Route, me: Me): string | undefined {
+  const slugs = me.workspaces.map((w) => w.slug);
+  if ('ws' in route) return route.ws;
+  let last: string | null = null;
+  try { last = localStorage.getItem(LAST_WS); } catch { last = null; }
+  return last && slugs.includes(last) ? last : slugs[0];
+}
+
+function WorkspaceNav({ route, me }: { route: Route; me: Me }) {
+  const ws = currentWorkspace(route, me);
+  useEffect(() => { if (ws && 'ws' in route) { try { localStorage.setItem(LAST_WS, ws); } catch { /* storage disabled */ } } }, [ws]);
+  if (!ws) return null;
+  const screens = WORKSPACE_SCREENS.filter((s) => may(me, ws, s.min));
+  if (screens.length === 0) return null;
+  const others = me.workspaces.filter((w) => w.slug !== ws);
+  return (
+    <nav aria-label={`Workspace ${ws}`} class="container wsnav">
+      <ul>
+        <li>
+          {others.length === 0 ? <strong class="ws-name">{ws}</strong> : (
+            <select aria-label="Workspace" value={ws} onChange={(e) => { location.hash = WORKSPACE_SCREENS[0].href(e.currentTarget.value); }}>
+              {me.workspaces.some((w) => w.slug === ws) ? null : <option value={ws}>{ws}</option>}
+              {me.workspaces.map((w) => <option key={w.slug} value={w.slug}>{w.name}</option>)}
+            </select>
+          )}
+        </li>
+        {screens.map((s) => <li key={s.key}><a href={s.href(ws)} aria-current={s.routes.includes(route.name) ? 'page' : undefined}>{s.label}</a></li>)}
+      </ul>
+    </nav>
+  );
+}
 
 function TopBar({ route, me, onSignOut }: { route: Route; me: Me; onSignOut(): Promise<void> }) {
   const [theme, setTheme] = useState(currentTheme);
@@ -88,7 +136,7 @@ function App() {
   const first = useRef(true);
   useEffect(() => {
     if (first.current) { first.current = false; return; }
-    clearMessages();
+    navigated();
     focusNext.current = true;
   }, [route]);
   useEffect(() => {
@@ -136,6 +184,7 @@ function App() {
   return (
     <SessionContext.Provider value={session}>
       <TopBar route={route} me={state.me} onSignOut={signOut} />
+      <WorkspaceNav route={route} me={state.me} />
       <main id="main" tabIndex={-1} class="container">
         <Screen route={route} />
       </main>

@@ -13,7 +13,7 @@ import { errorSchema, iso, apiErrors, bigintCursor } from '../schemas.js';
 import { allows } from '../../access/access.js';
 import { forbidden, notFound, badRequest, DomainError } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
-import { deleteFlow, getFlow, listFlows, listRevisions, saveFlow, validateSource } from '../../workflows/flows.js';
+import { deleteFlow, getFlow, getRevision, listFlows, listRevisions, saveFlow, validateSource } from '../../workflows/flows.js';
 import { createExecution, getExecution, listExecutions, requestKill } from '../../workflows/executions.js';
 import { deleteNamespaceFile, getExecutionFile, getNamespaceFile, listExecutionFiles, listNamespaceFiles, putNamespaceFile } from '../../workflows/files.js';
 import { deleteWorkflowSecret, listWorkflowSecrets, putWorkflowSecret } from '../../workflows/secrets.js';
@@ -142,6 +142,20 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const rows = await listRevisions(ctx.services().db, { workspaceId: ws.id, namespace: req.params.namespace, flowId: req.params.id });
       if (rows.length === 0) throw notFound(`flow does not exist: ${req.params.namespace}.${req.params.id}`);
       return { revisions: rows.map((r) => ({ revision: r.revision, deleted: r.deleted, created_at: r.created_at.toISOString() })) };
+    });
+
+    // One revision's source, for the console's revision diff (Kestra's revisions carry sources too).
+    app.get(`${BASE}/flows/:namespace/:id/revisions/:revision`, {
+      preHandler: viewer,
+      schema: {
+        tags: ['workflows'], summary: 'One revision of a flow with its source',
+        params: flowParams.extend({ revision: z.coerce.number().int().min(1).max(2_147_483_647) }),
+        response: { 200: z.object({ revision: z.number(), source: z.string(), deleted: z.boolean(), created_at: z.string() }), ...errors },
+      },
+    }, async (req) => {
+      const ws = await workspace(req);
+      const r = await getRevision(ctx.services().db, { workspaceId: ws.id, namespace: req.params.namespace, flowId: req.params.id }, req.params.revision);
+      return { revision: r.revision, source: r.source, deleted: r.deleted, created_at: r.created_at.toISOString() };
     });
 
     app.post(`${BASE}/executions/:namespace/:id`, {

@@ -12,3 +12,13 @@ function write(id: string, text: string): void {
 export function say(text: string): void { write('alert', ''); write('status', text); }
 export function warn(text: string): void { write('status', ''); write('alert', text); }
 export function clearMessages(): void { write('status', ''); write('alert', ''); }
+
+let pending = '';
+/** An outcome to show on the screen the console is navigating to (a navigation clears messages). */
+export function sayAfterNavigation(text: string): void { pending = text; }
+
+/** Called on each navigation: clears the last screen's messages, then shows a pending outcome. */
+export function navigated(): void {
+  clearMessages();
+  if (pending) { say(pending); pending = ''; }
+}

@@ -6,7 +6,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import type { Group } from '../api/types';
 import { Badge, Button, FormError, Table, useBusy } from '../components/ui';
-import { clearMessages, say } from '../lib/messages';
+import { clearMessages, say, sayAfterNavigation } from '../lib/messages';
 import { href } from '../lib/router';
 import { isPlatformAdmin, reportTo, useSession } from '../lib/session';
 import { useFocusAfter, useLoad } from '../lib/useLoad';
@@ -40,7 +40,7 @@ export function Groups() {
       const r = await ok(grant
         ? api.PUT('/api/groups/{group}/platform-role', { params: { path: { group: g.id } } })
         : api.DELETE('/api/groups/{group}/platform-role', { params: { path: { group: g.id } } }));
-      if (!(await refresh())) { say(`Revoked platform_admin from group ${g.name}; you no longer have it.`); return; }
+      if (!(await refresh())) { sayAfterNavigation(`Revoked platform_admin from group ${g.name}; you no longer have it.`); return; }
       focusAfter(`${grant ? 'revoke' : 'grant'}-pa-${g.id}`);
       say(grant
         ? (r.changed ? `Granted platform_admin to group ${g.name}.` : `Group ${g.name} already had platform_admin.`)

@@ -1,0 +1,95 @@
+// The flow editor: CodeMirror 6 with YAML highlighting, line numbers, undo history, search-free
+// minimal setup, and the server's own validation (`POST .../flows/validate`) run as the user types
+// (after a pause), its problems underlined on their lines and listed below the editor for screen
+// readers. Tab is left to move focus (no Tab indentation), so the editor never traps the keyboard.
+// CodeMirror injects its styles at run time: into a <style> element in a document, which the CSP
+// (`style-src 'self'`) refuses, but as constructed stylesheets in a shadow root, which the CSP
+// does not govern. So the editor lives in an open shadow root of its host element; the page's
+// theme reaches it through inherited CSS custom properties.
+import { useEffect, useRef } from 'preact/hooks';
+import { EditorState, type Extension } from '@codemirror/state';
+import { EditorView, drawSelection, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { yaml } from '@codemirror/lang-yaml';
+import { linter, lintGutter, type Diagnostic } from '@codemirror/lint';
+import { autocompletion, type CompletionSource } from '@codemirror/autocomplete';
+import { unifiedMergeView } from '@codemirror/merge';
+import { locate } from './yamlPaths';
+
+export interface Problem { path: string; message: string; line: number }
+
+export interface YamlEditorProps {
+  id: string;
+  value: string;
+  label: string;
+  readOnly?: boolean;
+  /** Validates the text; problems are shown on their lines. */
+  validate?(text: string): Promise<Array<{ path: string; message: string }>>;
+  onProblems?(problems: Problem[]): void;
+  onChange?(text: string): void;
+  complete?: CompletionSource;
+  /** Shows the changes from this text (a revision diff), read-only. */
+  original?: string;
+}
+
+const theme = EditorView.theme({
+  '&': { fontSize: '0.9rem', border: '1px solid var(--pico-form-element-border-color)', borderRadius: 'var(--pico-border-radius)', backgroundColor: 'var(--pico-form-element-background-color)', color: 'var(--pico-color)' },
+  '.cm-content': { fontFamily: 'var(--pico-font-family-monospace, monospace)', caretColor: 'var(--pico-color)' },
+  '.cm-gutters': { backgroundColor: 'var(--pico-card-sectioning-background-color)', color: 'var(--pico-muted-color)', border: 'none' },
+  '.cm-activeLine, .cm-activeLineGutter': { backgroundColor: 'rgba(127,127,127,0.10)' },
+  '&.cm-focused': { outline: '3px solid #f59e0b', outlineOffset: '2px' },
+  '.cm-scroller': { minHeight: '12rem', maxHeight: '70vh' },
+});
+
+export function YamlEditor(props: YamlEditorProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const latest = useRef(props);
+  latest.current = props;
+
+  useEffect(() => {
+    const exts: Extension[] = [
+      lineNumbers(), highlightActiveLineGutter(), highlightActiveLine(), drawSelection(), history(), indentOnInput(), bracketMatching(),
+      syntaxHighlighting(defaultHighlightStyle, { fallback: true }), yaml(), theme,
+      keymap.of([...defaultKeymap, ...historyKeymap]),
+      // (an aria-describedby could not reach the problems list outside the shadow root: that list
+      // is a live region of its own)
+      EditorView.contentAttributes.of({ 'aria-label': props.label, id: props.id }),
+      EditorView.updateListener.of((u) => { if (u.docChanged) latest.current.onChange?.(u.state.doc.toString()); }),
+    ];
+    if (props.readOnly) exts.push(EditorState.readOnly.of(true), EditorView.editable.of(false));
+    if (props.complete) exts.push(autocompletion({ override: [props.complete] }));
+    if (props.original !== undefined) exts.push(unifiedMergeView({ original: props.original, mergeControls: false, gutter: true }));
+    if (props.validate) {
+      exts.push(lintGutter(), linter(async (v) => {
+        const text = v.state.doc.toString();
+        const found = await latest.current.validate!(text);
+        // The answer is for this text; a newer edit runs the linter again.
+        if (v.state.doc.toString() !== text) return [];
+        const problems: Problem[] = [];
+        const diagnostics: Diagnostic[] = found.map((p) => {
+          const at = locate(text, p.path, p.message);
+          problems.push({ ...p, line: at.line });
+          return { from: at.from, to: at.to, severity: 'error', message: p.path ? `${p.path}: ${p.message}` : p.message, source: 'flows/validate' };
+        });
+        latest.current.onProblems?.(problems.sort((a, b) => a.line - b.line));
+        return diagnostics;
+      }, { delay: 400 }));
+    }
+    const shadow = host.current!.shadowRoot ?? host.current!.attachShadow({ mode: 'open' });
+    const parent = document.createElement('div');
+    shadow.replaceChildren(parent);
+    const v = new EditorView({ root: shadow, parent, state: EditorState.create({ doc: props.value, extensions: exts }) });
+    view.current = v;
+    return () => { v.destroy(); parent.remove(); view.current = null; };
+  }, [props.readOnly, props.original]);
+
+  // A new value from outside (a loaded revision) replaces the text; typing does not come back here.
+  useEffect(() => {
+    const v = view.current;
+    if (v && v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
+  }, [props.value]);
+
+  return <div ref={host} class="yaml-editor" data-editor={props.id} />;
+}
