@@ -111,12 +111,16 @@ describe('UI with single sign-on off', () => {
     assert.deepEqual(await missing.json(), { error: 'not_found', message: 'no such asset: /ui/nope.js' });
 
     for (const target of ['/ui/../package.json', '/ui/..%2fpackage.json', '/ui/%2e%2e/%2e%2e/package.json', '/ui/%2e%2e%2f%2e%2e%2fpackage.json',
-      '/ui/..\\package.json', '/ui/.hidden.js', '/ui//etc/passwd', '/ui/%2fetc%2fpasswd', '/ui/favicon.svg%00.css', '/ui/', '/ui/.build-stamp', '/ui/index.html', '/ui/assets/../../../package.json']) {
+      '/ui/..\\package.json', '/ui/.hidden.js', '/ui//etc/passwd', '/ui/%2fetc%2fpasswd', '/ui/', '/ui/.build-stamp', '/ui/index.html', '/ui/assets/../../../package.json']) {
       const res = await rawGet(svc.port, target);
       assert.equal(res.status, 404, `${target} is refused`);
       assert.equal(JSON.parse(res.body).error, 'not_found', target);
       assert.doesNotMatch(res.body, /"name": "svc"|root:/, target);
     }
+    // A NUL anywhere in the request is refused before any route (src/api/input-guard.ts).
+    const nul = await rawGet(svc.port, '/ui/favicon.svg%00.css');
+    assert.equal(nul.status, 400);
+    assert.equal(typeof JSON.parse(nul.body).message, 'string');
   });
 
   test('local sign-in by keyboard, wrong password, home, Groups screen grant and revoke, sign out', async () => {
