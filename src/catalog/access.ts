@@ -14,6 +14,7 @@ import type { WorkspaceRole } from '../db/index.js';
 import type { CatalogPrincipal } from './gate.js';
 import { forbidden } from './errors.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import { PolicyEvaluator, type Subject } from '../policy/evaluate.js';
 
 export type CatalogRight = 'read' | 'write' | 'manage';
 const NEEDS: Record<CatalogRight, WorkspaceRole> = { read: 'ws_viewer', write: 'ws_editor', manage: 'ws_admin' };
@@ -25,6 +26,8 @@ export interface CatalogCaller {
   actor: string;
   /** The role this caller holds in `workspace`, or null for none; `why` names the rule. */
   roleIn(workspace: string): Promise<{ role: WorkspaceRole | null; why: string }>;
+  /** Who the caller is for policy items (null: administration, which policies do not restrict). */
+  subject(workspace: string): Promise<Subject | null>;
 }
 
 // Person lookups by `sub` (then email) for delegated tokens, a few seconds like access snapshots.
@@ -45,7 +48,7 @@ async function findPerson(s: Services, sub: string, email: string | null) {
 
 export async function catalogCaller(s: Services, p: CatalogPrincipal): Promise<CatalogCaller> {
   if (p.kind === 'admin') {
-    return { actorId: null, actor: 'catalog.auth_token', roleIn: async () => ({ role: 'ws_admin', why: 'the catalog administration token' }) };
+    return { actorId: null, actor: 'catalog.auth_token', roleIn: async () => ({ role: 'ws_admin', why: 'the catalog administration token' }), subject: async () => null };
   }
   const bound = (ws: string) => p.workspace !== null && p.workspace !== ws;
   if (p.actor === null) {
@@ -57,6 +60,7 @@ export async function catalogCaller(s: Services, p: CatalogPrincipal): Promise<C
         if (bound(ws)) return { role: null, why: `${label} is bound to workspace ${p.workspace}` };
         return { role: 'ws_admin', why: `${label} acts within its workspace ${ws}` };
       },
+      subject: async () => ({ users: [p.clientId ?? p.sub], groups: [], roles: ['ws_admin'] }),
     };
   }
   const person = await findPerson(s, p.sub, p.email);
@@ -71,6 +75,12 @@ export async function catalogCaller(s: Services, p: CatalogPrincipal): Promise<C
       const role = snap.workspaces.get(ws) ?? null;
       return { role, why: role ? `${label} has ${role} in workspace ${ws}` : `${label} has no role in workspace ${ws}` };
     },
+    subject: async (ws) => {
+      if (!person) return { users: [p.sub], groups: [], roles: [] };
+      const snap = await s.access.forUser(person.id);
+      const role = snap.platformAdmin ? 'ws_admin' : snap.workspaces.get(ws);
+      return { users: [person.email, p.sub], groups: snap.groups.map((g) => g.name), roles: role ? [role] : [] };
+    },
   };
 }
 
@@ -81,4 +91,27 @@ export async function requireRight(caller: CatalogCaller, ws: string, right: Cat
   if (role === null) throw forbidden(`Forbidden: ${why}`);
   if (RANK[role] < RANK[need]) throw forbidden(`Forbidden: ${why}; ${what} needs ${need}`);
   return role;
+}
+
+/** Catalog operations and the Ranger access types whose denial refuses them. */
+export const POLICY_ACCESSES = {
+  read: ['select'], create: ['create'], commit: ['insert', 'update', 'delete', 'alter'], drop: ['drop'], rename: ['alter'],
+} as const;
+export type PolicyOp = keyof typeof POLICY_ACCESSES;
+
+const evaluators = new WeakMap<Services, PolicyEvaluator>();
+
+/**
+ * With the policy service on, its deny items restrict the catalog further (after the role check):
+ * the policy's `catalog` resource matches the warehouse (workspace slug), `schema` the namespace
+ * (levels joined by '.'), `table` the table or view name. 403 names the policy.
+ */
+export async function requirePolicies(s: Services, caller: CatalogCaller, ws: string, namespace: string[], name: string | undefined, op: PolicyOp): Promise<void> {
+  if (!s.config.policy_service.enabled) return;
+  const who = await caller.subject(ws);
+  if (!who) return;
+  let ev = evaluators.get(s);
+  if (!ev) { ev = new PolicyEvaluator(s.db, () => s.clock.now().getTime()); evaluators.set(s, ev); }
+  const hit = await ev.denied(ws, who, { catalog: ws, schema: namespace.join('.'), table: name }, [...POLICY_ACCESSES[op]]);
+  if (hit) throw forbidden(`Forbidden: policy "${hit.policy}" denies ${hit.access} on ${[ws, ...namespace, ...(name ? [name] : [])].join('.')} to ${caller.actor}`);
 }

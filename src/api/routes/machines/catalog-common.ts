@@ -5,7 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import type { Services } from '../../../services.js';
 import type { CatalogPrincipal } from '../../../catalog/gate.js';
-import { catalogCaller, requireRight, type CatalogCaller, type CatalogRight } from '../../../catalog/access.js';
+import { catalogCaller, requirePolicies, requireRight, type CatalogCaller, type CatalogRight, type PolicyOp } from '../../../catalog/access.js';
+import { parseNamespace } from '../../../catalog/names.js';
 import { findWarehouse, type Warehouse } from '../../../catalog/warehouse.js';
 
 /** Iceberg REST ErrorModel inside IcebergErrorResponse. */
@@ -32,12 +33,25 @@ export async function callerOf(s: Services, req: FastifyRequest): Promise<Catalo
 
 export interface Scope { s: Services; caller: CatalogCaller; wh: Warehouse }
 
-/** The caller's right in the warehouse is checked before the warehouse is looked up: no leak. */
-export async function scope(ctx: AppContext, req: FastifyRequest, prefix: string, right: CatalogRight, what: string): Promise<Scope> {
+/** What a request touches, for the policy service's deny items. */
+export interface Target { namespace: string; name?: unknown; op: PolicyOp }
+
+/**
+ * The caller's right in the warehouse is checked before the warehouse is looked up (no leak),
+ * then the policies on the named target (names from the request only, nothing looked up).
+ */
+export async function scope(ctx: AppContext, req: FastifyRequest, prefix: string, right: CatalogRight, what: string, target?: Target): Promise<Scope> {
   const s = ctx.services();
   const caller = await callerOf(s, req);
   await requireRight(caller, prefix, right, what);
-  return { s, caller, wh: await findWarehouse(s, prefix) };
+  const wh = await findWarehouse(s, prefix);
+  if (target) await requirePolicies(s, caller, prefix, parseNamespace(target.namespace), typeof target.name === 'string' ? target.name : undefined, target.op);
+  return { s, caller, wh };
+}
+
+/** Policies on a target named by an identifier in a body (rename, transactions). */
+export async function checkTargetPolicies(sc: Scope, namespace: string[], name: string, op: PolicyOp): Promise<void> {
+  await requirePolicies(sc.s, sc.caller, sc.wh.slug, namespace, name, op);
 }
 
 export const prefixParam = z.string().min(1).max(63).meta({ description: 'the warehouse: a workspace slug (from /v1/config)' });

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply } from 'fastify';
 import type { AppContext } from '../../context.js';
 import type { Services } from '../../../services.js';
-import { catalogErrors, nameParam, namespaceParam, prefixParam, scope } from './catalog-common.js';
+import { catalogErrors, checkTargetPolicies, nameParam, namespaceParam, prefixParam, scope } from './catalog-common.js';
 import { checkName, checkNamespace, parseNamespace } from '../../../catalog/names.js';
 import { createTable, dropTable, getTable, listTables, registerTable, renameTable } from '../../../catalog/tables.js';
 import { commit, parseChange } from '../../../catalog/commit.js';
@@ -77,7 +77,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Create a table, or stage it (`stage-create`: nothing is stored until a commit with assert-create)', params: pNs, body: loose('CreateTableRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a table');
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a table', { namespace: req.params.namespace, name: (req.body as Json).name, op: 'create' });
       const t = await createTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
       const name = String((req.body as Json).name);
       return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name })));
@@ -91,7 +91,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         response: { 200: loadResult, 304: z.null().meta({ description: 'not modified' }), ...catalogErrors },
       },
     }, async (req, reply) => {
-      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading a table');
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading a table', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
       const mode = req.query.snapshots ?? 'all';
       const etag = `"${createHash('sha256').update(`${row.metadata_location}\n${mode}`).digest('base64url')}"`;
@@ -106,7 +106,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Whether a table exists: 204 or 404 (Iceberg REST tableExists)', params: pTable, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a table');
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a table', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
       return reply.status(204).send(null);
     });
@@ -115,7 +115,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Commit requirements and updates to a table: compare-and-swap, 409 CommitFailedException when a requirement no longer holds', params: pTable, body: loose('CommitTableRequest'), response: { 200: loose('CommitTableResponse'), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'committing to a table');
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'committing to a table', { namespace: req.params.namespace, name: req.params.table, op: 'commit' });
       const change = parseChange(req.body as Json, { namespace: parseNamespace(req.params.namespace), name: checkName(req.params.table) });
       const [done] = await commit(s, wh, caller, [change]);
       return sendJson(reply, 200, `{"metadata-location":${JSON.stringify(done.location)},"metadata":${done.text}}`);
@@ -125,7 +125,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Drop a table; `purgeRequested=true` also removes its files', params: pTable, querystring: z.object({ purgeRequested: z.enum(['true', 'false']).optional() }), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a table');
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a table', { namespace: req.params.namespace, name: req.params.table, op: 'drop' });
       await dropTable(s, wh, caller, parseNamespace(req.params.namespace), checkName(req.params.table), 'table', req.query.purgeRequested === 'true');
       return reply.status(204).send(null);
     });
@@ -143,7 +143,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Storage access for a table: no keys are vended; the config names the remote signer (Iceberg REST loadCredentials)', params: pTable, response: { 200: z.object({ 'storage-credentials': z.array(z.object({ prefix: z.string(), config: z.record(z.string(), z.string()) })) }), ...catalogErrors } },
     }, async (req) => {
-      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading table credentials');
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading table credentials', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
       return { 'storage-credentials': [{ prefix: tableLocation(row), config: storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name: row.name }) }] };
     });
@@ -156,7 +156,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         response: { 200: z.object({ uri: z.string(), headers: z.record(z.string(), z.array(z.string())) }), ...catalogErrors },
       },
     }, async (req) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'read', 'signing a storage request');
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'read', 'signing a storage request', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       if (req.body.provider !== undefined && req.body.provider !== 's3') throw badRequest(`only s3 requests are signed, not ${req.body.provider}`);
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
       const key = storageKey(s, tableLocation(row));
@@ -169,7 +169,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Register a table from a metadata file in the warehouse (Iceberg REST registerTable)', params: pNs, body: loose('RegisterTableRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'registering a table');
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'registering a table', { namespace: req.params.namespace, name: (req.body as Json).name, op: 'create' });
       const t = await registerTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
       const name = String((req.body as Json).name);
       return sendJson(reply, 200, loadResultText(t.location, t.text, storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name })));
@@ -179,9 +179,12 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Rename or move a table (Iceberg REST renameTable)', params: z.object({ prefix: prefixParam }), body: z.object({ source: identifier, destination: identifier }), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'renaming a table');
+      const sc = await scope(ctx, req, req.params.prefix, 'write', 'renaming a table');
       const id = (x: { namespace: string[]; name: string }) => ({ namespace: checkNamespace(x.namespace), name: checkName(x.name) });
-      await renameTable(s, wh, caller, 'table', id(req.body.source), id(req.body.destination));
+      const [from, to] = [id(req.body.source), id(req.body.destination)];
+      await checkTargetPolicies(sc, from.namespace, from.name, 'rename');
+      await checkTargetPolicies(sc, to.namespace, to.name, 'create');
+      await renameTable(sc.s, sc.wh, sc.caller, 'table', from, to);
       return reply.status(204).send(null);
     });
 
@@ -189,10 +192,12 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Commit changes to several tables atomically: all or nothing (Iceberg REST commitTransaction)', params: z.object({ prefix: prefixParam }), body: loose('CommitTransactionRequest'), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'committing a transaction');
-      const changes = (req.body as Json)['table-changes'];
-      if (!Array.isArray(changes)) throw badRequest('table-changes must be an array');
-      await commit(s, wh, caller, changes.map((c) => parseChange((c ?? {}) as Json)));
+      const sc = await scope(ctx, req, req.params.prefix, 'write', 'committing a transaction');
+      const raw = (req.body as Json)['table-changes'];
+      if (!Array.isArray(raw)) throw badRequest('table-changes must be an array');
+      const changes = raw.map((c) => parseChange((c ?? {}) as Json));
+      for (const c of changes) await checkTargetPolicies(sc, c.namespace, c.name, 'commit');
+      await commit(sc.s, sc.wh, sc.caller, changes);
       return reply.status(204).send(null);
     });
   };

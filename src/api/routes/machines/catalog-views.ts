@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../context.js';
-import { catalogErrors, nameParam, namespaceParam, prefixParam, scope } from './catalog-common.js';
+import { catalogErrors, checkTargetPolicies, nameParam, namespaceParam, prefixParam, scope } from './catalog-common.js';
 import { loadResultText, sendJson, storageConfig } from './catalog-tables.js';
 import { checkName, checkNamespace, parseNamespace } from '../../../catalog/names.js';
 import { dropTable, getTable, listTables, renameTable } from '../../../catalog/tables.js';
@@ -37,7 +37,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Create a view (Iceberg REST createView)', params: pNs, body: loose('CreateViewRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a view');
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a view', { namespace: req.params.namespace, name: (req.body as Json).name, op: 'create' });
       const v = await createView(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
       return sendJson(reply, 200, loadResultText(v.location, v.text, storageConfig(s)));
     });
@@ -46,7 +46,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false }, exposeHeadRoute: false,
       schema: { tags, summary: 'Load a view (Iceberg REST loadView)', params: pView, response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading a view');
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading a view', { namespace: req.params.namespace, name: req.params.view, op: 'read' });
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.view), 'view');
       return sendJson(reply, 200, loadResultText(row.metadata_location, row.metadata, storageConfig(s)));
     });
@@ -55,7 +55,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Whether a view exists: 204 or 404 (Iceberg REST viewExists)', params: pView, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a view');
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a view', { namespace: req.params.namespace, name: req.params.view, op: 'read' });
       await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.view), 'view');
       return reply.status(204).send(null);
     });
@@ -64,7 +64,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Replace a view: assert-view-uuid and view updates, compare-and-swap (Iceberg REST replaceView)', params: pView, body: loose('CommitViewRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh } = await scope(ctx, req, req.params.prefix, 'write', 'replacing a view');
+      const { s, wh } = await scope(ctx, req, req.params.prefix, 'write', 'replacing a view', { namespace: req.params.namespace, name: req.params.view, op: 'commit' });
       const v = await commitView(s, wh, parseNamespace(req.params.namespace), checkName(req.params.view), req.body as Json);
       return sendJson(reply, 200, loadResultText(v.location, v.text, storageConfig(s)));
     });
@@ -73,7 +73,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Drop a view (Iceberg REST dropView)', params: pView, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a view');
+      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a view', { namespace: req.params.namespace, name: req.params.view, op: 'drop' });
       await dropTable(s, wh, caller, parseNamespace(req.params.namespace), checkName(req.params.view), 'view', false);
       return reply.status(204).send(null);
     });
@@ -82,9 +82,12 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: { tags, summary: 'Rename or move a view (Iceberg REST renameView)', params: z.object({ prefix: prefixParam }), body: z.object({ source: identifier, destination: identifier }), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
-      const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'renaming a view');
+      const sc = await scope(ctx, req, req.params.prefix, 'write', 'renaming a view');
       const id = (x: { namespace: string[]; name: string }) => ({ namespace: checkNamespace(x.namespace), name: checkName(x.name) });
-      await renameTable(s, wh, caller, 'view', id(req.body.source), id(req.body.destination));
+      const [from, to] = [id(req.body.source), id(req.body.destination)];
+      await checkTargetPolicies(sc, from.namespace, from.name, 'rename');
+      await checkTargetPolicies(sc, to.namespace, to.name, 'create');
+      await renameTable(sc.s, sc.wh, sc.caller, 'view', from, to);
       return reply.status(204).send(null);
     });
   };
