@@ -27,6 +27,8 @@ import { webhooksRoutes } from './routes/webhooks.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { queryRoutes } from './routes/queries.js';
 import { engineRoutes } from './routes/engines.js';
+import { dataApiRoutes } from './routes/data-api.js';
+import { dataApiConsumerRoutes } from './routes/data-api-consumer.js';
 import { installSessionLayer } from './plugins/auth.js';
 import type { AppContext } from './context.js';
 import { VERSION } from '../version.js';
@@ -91,6 +93,8 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   await app.register(dashboardRoutes(ctx));
   await app.register(queryRoutes(ctx));
   await app.register(engineRoutes(ctx));
+  await app.register(dataApiRoutes(ctx));
+  await app.register(dataApiConsumerRoutes(ctx));
   await app.register(uiRoutes(ctx));
   return app;
 }

@@ -5,6 +5,7 @@ import type { CatalogTables } from './catalog-types.js';
 import type { QueryTables } from './query-types.js';
 import type { EngineTables } from './engine-types.js';
 import type { AutomationTables } from './automation-types.js';
+import type { DataApiTables } from './data-api-types.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -167,7 +168,7 @@ export interface PolicyTagsTable {
   created_at: CreatedAt;
 }
 
-export interface Database extends WorkflowTables, CatalogTables, QueryTables, EngineTables, AutomationTables {
+export interface Database extends WorkflowTables, CatalogTables, QueryTables, EngineTables, AutomationTables, DataApiTables {
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;

@@ -124,6 +124,12 @@ export interface DataApiAccessLogTable {
   method: string;
   path: string;
   status: number;
+  /** Data API calls (migrations/0020_data_api.sql). */
+  endpoint: ColumnType<string | null, string | null | undefined, string | null>;
+  version: ColumnType<number | null, number | null | undefined, number | null>;
+  rows: ColumnType<number | null, number | null | undefined, number | null>;
+  bytes: ColumnType<string | null, number | null | undefined, number | null>;
+  duration_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface WorkflowTables {

@@ -1,0 +1,80 @@
+// The Data API as its consumers see it (SPEC 4.3 `/data-api/*`, docs/data-api.md): GET with the
+// parameters in the query string or POST with them in a JSON object, a bearer token of the
+// machine identity provider (audience svc-data-api, the endpoint in its scope), one page of rows
+// as JSON, CSV or NDJSON with an ETag.
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { errorSchema } from '../schemas.js';
+import { badRequest, forbidden, notFound } from '../../errors.js';
+import { findWorkspace } from '../../workspaces/workspaces.js';
+import { TtlCache } from '../../util/ttl-cache.js';
+import { ENDPOINT_NAME_RE } from '../../data-api/endpoints.js';
+import { authenticateConsumer, mayCall, UnauthorizedConsumer } from '../../data-api/consumer.js';
+import { execute, prepare } from '../../data-api/call.js';
+import { CONTENT_TYPES, etagOf, formatOf, notModified, render } from '../../data-api/respond.js';
+
+const params = z.object({ ws: z.string().min(1).max(63), endpoint: z.string().min(1).max(63) });
+const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: errorSchema, 409: errorSchema, 429: errorSchema, 503: errorSchema };
+
+export function dataApiConsumerRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    // A workspace's slug never changes and workspaces are never deleted (as the query routes).
+    const ids = new TtlCache<string, string>(10_000, 3_600_000);
+    const workspaceId = async (slug: string) => {
+      const known = ids.get(slug);
+      if (known) return known;
+      const ws = await findWorkspace(ctx.services().db, slug);
+      if (!ws) throw notFound(`workspace does not exist: ${slug}`);
+      ids.set(slug, ws.id);
+      return ws.id;
+    };
+
+    const call = async (req: FastifyRequest, reply: FastifyReply, given: Record<string, unknown>) => {
+      const s = ctx.services();
+      const { ws, endpoint } = req.params as { ws: string; endpoint: string };
+      if (!ENDPOINT_NAME_RE.test(endpoint)) throw notFound(`endpoint does not exist: ${endpoint}`);
+      let consumer;
+      try {
+        consumer = await authenticateConsumer(s, req.headers.authorization, ws);
+      } catch (err) {
+        if (err instanceof UnauthorizedConsumer) reply.header('www-authenticate', err.presented ? 'Bearer realm="data-api", error="invalid_token"' : 'Bearer realm="data-api"');
+        throw err;
+      }
+      if (!mayCall(consumer, endpoint)) throw forbidden(`this token may not call endpoint ${endpoint}`);
+      const format = formatOf(given.format, req.headers.accept);
+      if (!format) throw badRequest('invalid parameter format: must be json, csv or ndjson');
+      const wsId = await workspaceId(ws);
+      const prepared = await prepare(s, { workspaceId: wsId, endpoint, consumer, given });
+      const page = await execute(s, prepared, consumer);
+      const body = render(page, format);
+      const etag = etagOf(body);
+      reply.header('etag', etag).header('cache-control', 'private, no-cache').header('vary', 'Authorization, Accept')
+        .header('x-data-api-version', String(prepared.ep.version));
+      if (page.more) {
+        const next = new URLSearchParams();
+        for (const [k, v] of Object.entries({ ...given, offset: prepared.offset + prepared.limit, limit: prepared.limit })) if (typeof v !== 'object') next.set(k, String(v));
+        if (req.method === 'GET') reply.header('link', `</data-api/${ws}/${endpoint}?${next.toString()}>; rel="next"`);
+      }
+      if (notModified(req.headers['if-none-match'], etag)) return reply.status(304).send();
+      return reply.status(200).header('content-type', CONTENT_TYPES[format]).send(body);
+    };
+
+    app.get('/data-api/:ws/:endpoint', {
+      schema: {
+        tags: ['data api'], summary: 'Call a Data API endpoint: parameters in the query string, plus limit, offset, version (pin) and format (json, csv, ndjson)',
+        params, response: { 200: z.unknown(), 304: z.null(), ...errors },
+      },
+    }, async (req, reply) => call(req, reply, req.query as Record<string, unknown>));
+
+    app.post('/data-api/:ws/:endpoint', {
+      config: { csrf: false },
+      schema: {
+        tags: ['data api'], summary: 'Call a Data API endpoint: parameters in a JSON object, plus limit, offset, version (pin) and format',
+        params, body: z.record(z.string().max(63), z.union([z.string().max(65_536), z.number(), z.boolean(), z.null()])).refine((r) => Object.keys(r).length <= 60, { message: 'at most 60 parameters' }).optional(),
+        response: { 200: z.unknown(), 304: z.null(), ...errors },
+      },
+    }, async (req, reply) => call(req, reply, (req.body ?? {}) as Record<string, unknown>));
+  };
+}

@@ -1,0 +1,113 @@
+// Published endpoints of the Data API and their versions. Publishing a changed definition (engine,
+// SQL, parameters or description) makes a new version; publishing the same one again changes
+// nothing. Old versions stay callable by consumers that pin them (?version=N) until the endpoint
+// is deleted.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/index.js';
+import type { Clock } from '../clock.js';
+import { badRequest, isUniqueViolation, conflict, notFound } from '../errors.js';
+import { checkSpecs, type ParamSpec } from './params.js';
+
+export const ENDPOINT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export interface Definition {
+  engine: string;
+  sql: string;
+  params: ParamSpec[];
+  description: string;
+}
+
+export interface EndpointVersion extends Definition {
+  /** The endpoint's id (stable across versions). */
+  id: string;
+  name: string;
+  version: number;
+  latest_version: number;
+  created_at: Date;
+}
+
+export function checkName(name: string): void {
+  if (!ENDPOINT_NAME_RE.test(name)) throw badRequest('endpoint names are lower-case letters, digits, - and _ (at most 63), starting with a letter or digit');
+}
+
+// jsonb keeps an object's keys in its own order: compare declarations with sorted keys.
+const canonical = (params: ParamSpec[]) => JSON.stringify(params.map((p) => Object.entries(p).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b))));
+const sameDefinition = (a: Definition, b: Definition) =>
+  a.engine === b.engine && a.sql === b.sql && a.description === b.description && canonical(a.params) === canonical(b.params);
+
+/** Publishes `def` as endpoint `name`; answers the version now served and whether it is new. */
+export async function publish(db: Db, clock: Clock, workspaceId: string, name: string, def: Definition, by: string | null): Promise<{ endpoint: EndpointVersion; created: boolean }> {
+  checkName(name);
+  const params = checkSpecs(def.params, def.sql);
+  const d: Definition = { ...def, params };
+  try {
+    return await db.transaction().execute(async (tx) => {
+      const now = clock.now();
+      const ep = await tx.selectFrom('data_api_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('name', '=', name).forUpdate().executeTakeFirst();
+      let id: string;
+      let version: number;
+      if (!ep) {
+        id = randomUUID();
+        version = 1;
+        await tx.insertInto('data_api_endpoints').values({ id, workspace_id: workspaceId, name, latest_version: 1, created_at: now, updated_at: now }).execute();
+      } else {
+        const latest = await readVersion(tx, ep.id, ep.latest_version);
+        if (latest && sameDefinition(latest, d)) return { endpoint: { ...latest, id: ep.id, name, version: ep.latest_version, latest_version: ep.latest_version }, created: false };
+        id = ep.id;
+        version = ep.latest_version + 1;
+        await tx.updateTable('data_api_endpoints').set({ latest_version: version, updated_at: now }).where('id', '=', id).execute();
+      }
+      await tx.insertInto('data_api_versions').values({
+        endpoint_id: id, version, engine: d.engine, sql: d.sql, params: JSON.stringify(d.params), description: d.description, created_by: by, created_at: now,
+      }).execute();
+      return { endpoint: { ...d, id, name, version, latest_version: version, created_at: now }, created: true };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`endpoint ${name} is being published by another request; try again`);
+    throw err;
+  }
+}
+
+async function readVersion(db: Db, endpointId: string, version: number) {
+  const v = await db.selectFrom('data_api_versions').select(['engine', 'sql', 'params', 'description', 'created_at'])
+    .where('endpoint_id', '=', endpointId).where('version', '=', version).executeTakeFirst();
+  return v ? { engine: v.engine, sql: v.sql, params: v.params, description: v.description, created_at: v.created_at } : undefined;
+}
+
+/** One version of an endpoint (the latest when `version` is undefined); 404 naming what is missing. */
+export async function findVersion(db: Db, workspaceId: string, name: string, version?: number): Promise<EndpointVersion> {
+  const row = await db.selectFrom('data_api_endpoints as e')
+    .innerJoin('data_api_versions as v', (j) => j.onRef('v.endpoint_id', '=', 'e.id'))
+    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at'])
+    .where('e.workspace_id', '=', workspaceId).where('e.name', '=', name)
+    .where((eb) => version === undefined ? eb('v.version', '=', eb.ref('e.latest_version')) : eb('v.version', '=', version))
+    .executeTakeFirst();
+  if (row) return row;
+  if (version !== undefined && await db.selectFrom('data_api_endpoints').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()) {
+    throw notFound(`endpoint ${name} has no version ${version}`);
+  }
+  throw notFound(`endpoint does not exist: ${name}`);
+}
+
+/** The latest version of every endpoint of a workspace, by name. */
+export async function listLatest(db: Db, workspaceId: string): Promise<EndpointVersion[]> {
+  return db.selectFrom('data_api_endpoints as e')
+    .innerJoin('data_api_versions as v', (j) => j.onRef('v.endpoint_id', '=', 'e.id').onRef('v.version', '=', 'e.latest_version'))
+    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at'])
+    .where('e.workspace_id', '=', workspaceId).orderBy('e.name').limit(1000).execute();
+}
+
+/** Every version of an endpoint, newest first. */
+export async function listVersions(db: Db, workspaceId: string, name: string): Promise<EndpointVersion[]> {
+  const rows = await db.selectFrom('data_api_endpoints as e')
+    .innerJoin('data_api_versions as v', (j) => j.onRef('v.endpoint_id', '=', 'e.id'))
+    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at'])
+    .where('e.workspace_id', '=', workspaceId).where('e.name', '=', name).orderBy('v.version', 'desc').limit(1000).execute();
+  if (rows.length === 0) throw notFound(`endpoint does not exist: ${name}`);
+  return rows;
+}
+
+export async function deleteEndpoint(db: Db, workspaceId: string, name: string): Promise<void> {
+  const r = await db.deleteFrom('data_api_endpoints').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
+  if (Number(r.numDeletedRows) === 0) throw notFound(`endpoint does not exist: ${name}`);
+}
