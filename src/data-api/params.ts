@@ -2,25 +2,13 @@
 // bounds); a call's values are checked against the declaration and bound to the query as named
 // parameters ($name), never written into the SQL text. Errors name the parameter.
 import { badRequest } from '../errors.js';
+import type { ParamSpec } from '../db/data-api-types.js';
 
 export const PARAM_TYPES = ['string', 'integer', 'number', 'boolean', 'date', 'timestamp'] as const;
-export type ParamType = (typeof PARAM_TYPES)[number];
+export type ParamType = ParamSpec['type'];
 export type ParamValue = string | number | boolean;
 
-export interface ParamSpec {
-  name: string;
-  type: ParamType;
-  description?: string;
-  /** A parameter without a default is required. */
-  default?: ParamValue;
-  /** Numbers: inclusive bounds. */
-  minimum?: number;
-  maximum?: number;
-  /** Strings: at most this many characters (default and ceiling MAX_STRING). */
-  max_length?: number;
-  /** Strings: the only values accepted. */
-  enum?: string[];
-}
+export type { ParamSpec };
 
 export const MAX_PARAMS_PER_ENDPOINT = 50;
 export const MAX_STRING = 4096;

@@ -1,6 +1,21 @@
 // Table types of the Data API (migrations/0020_data_api.sql).
 import type { ColumnType } from 'kysely';
-import type { ParamSpec } from '../data-api/params.js';
+
+/** A declared parameter of an endpoint (src/data-api/params.ts checks and binds them). */
+export interface ParamSpec {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date' | 'timestamp';
+  description?: string;
+  /** A parameter without a default is required. */
+  default?: string | number | boolean;
+  /** Numbers: inclusive bounds. */
+  minimum?: number;
+  maximum?: number;
+  /** Strings: at most this many characters (default and ceiling MAX_STRING). */
+  max_length?: number;
+  /** Strings: the only values accepted. */
+  enum?: string[];
+}
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
