@@ -13,6 +13,8 @@ import { SignIn } from './screens/SignIn';
 import { Home } from './screens/Home';
 import { Groups } from './screens/Groups';
 import { Members } from './screens/Members';
+import { Clients } from './screens/Clients';
+import { Audit } from './screens/Audit';
 import { FlowList } from './screens/flows/FlowList';
 import { FlowPage } from './screens/flows/FlowPage';
 import { ExecutionList } from './screens/executions/ExecutionList';
@@ -30,6 +32,8 @@ function Screen({ route }: { route: Route }) {
   switch (route.name) {
     case 'home': return <Home />;
     case 'groups': return <Groups />;
+    case 'clients': return <Clients />;
+    case 'audit': return <Audit query={route.query} />;
     case 'members': return <Members key={route.ws} ws={route.ws} />;
     case 'flows': return <FlowList key={route.ws} ws={route.ws} query={route.query} />;
     case 'flow-new': return <FlowPage key={`${route.ws}/new`} ws={route.ws} tab="editor" />;
@@ -41,7 +45,7 @@ function Screen({ route }: { route: Route }) {
 }
 
 const TITLES: Record<Route['name'], string> = {
-  home: 'Home', groups: 'Groups', members: 'Members', notfound: 'Not found', flows: 'Flows', 'flow-new': 'New flow', flow: 'Flow',
+  home: 'Home', groups: 'Groups', clients: 'OAuth clients', audit: 'Audit log', members: 'Members', notfound: 'Not found', flows: 'Flows', 'flow-new': 'New flow', flow: 'Flow',
   executions: 'Executions', execution: 'Execution',
 };
 
@@ -89,7 +93,12 @@ function TopBar({ route, me, onSignOut }: { route: Route; me: Me; onSignOut(): P
         <ul>
           <li><a class="brand" href={href.home()}>svc</a></li>
           <li>{link(href.home(), 'Home', route.name === 'home')}</li>
-          {isPlatformAdmin(me) ? <li>{link(href.groups(), 'Groups', route.name === 'groups')}</li> : null}
+          {isPlatformAdmin(me) ? <>
+            <li>{link(href.groups(), 'Groups', route.name === 'groups')}</li>
+            <li>{link(href.clients(), 'OAuth clients', route.name === 'clients')}</li>
+            <li>{link(href.audit(), 'Audit log', route.name === 'audit')}</li>
+            <li><a href="/admin/queues">Queues</a></li>
+          </> : null}
         </ul>
         <ul>
           <li><span class="who" title={me.user.email}>{me.user.name || me.user.email}</span></li>

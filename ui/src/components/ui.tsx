@@ -18,7 +18,9 @@ export function RoleTag({ role }: { role: string }) {
 /** A table with a caption for screen readers and column headers with scope. */
 export function Table({ caption, headers, id, children }: { caption: string; headers: string[]; id?: string; children: ComponentChildren }) {
   return (
-    <div class="table-wrap">
+    // A wide table scrolls sideways inside its wrapper, which therefore takes keyboard focus
+    // (arrow keys scroll it) and is named after the table.
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table id={id} class="striped">
         <caption class="visually-hidden">{caption}</caption>
         <thead><tr>{headers.map((h) => <th scope="col" key={h}>{h}</th>)}</tr></thead>

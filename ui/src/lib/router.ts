@@ -6,6 +6,8 @@ import { useEffect, useState } from 'preact/hooks';
 export type Route =
   | { name: 'home' }
   | { name: 'groups' }
+  | { name: 'clients' }
+  | { name: 'audit'; query: URLSearchParams }
   | { name: 'members'; ws: string }
   | { name: 'flows'; ws: string; query: URLSearchParams }
   | { name: 'flow-new'; ws: string }
@@ -25,6 +27,8 @@ export function parseRoute(hash: string): Route {
   const query = new URLSearchParams(q < 0 ? '' : full.slice(q + 1));
   if (path === '/' || path === '') return { name: 'home' };
   if (path === '/groups') return { name: 'groups' };
+  if (path === '/clients') return { name: 'clients' };
+  if (path === '/audit') return { name: 'audit', query };
   const parts = path.split('/').filter(Boolean).map(decode);
   if (parts[0] === 'workspaces' && parts.length === 3 && parts[2] === 'members') return { name: 'members', ws: parts[1] };
   if (parts[0] === 'w' && parts.length >= 3) {
@@ -58,6 +62,8 @@ const qs = (params?: Record<string, string | undefined>) => {
 export const href = {
   home: () => '#/',
   groups: () => '#/groups',
+  clients: () => '#/clients',
+  audit: () => '#/audit',
   members: (ws: string) => `#/workspaces/${e(ws)}/members`,
   flows: (ws: string, query?: Record<string, string | undefined>) => `#/w/${e(ws)}/flows${qs(query)}`,
   flowNew: (ws: string) => `#/w/${e(ws)}/flows/new`,
