@@ -10,6 +10,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { posix } from 'node:path';
 import Docker from 'dockerode';
 import * as tar from 'tar-stream';
+import { readTarFiles } from './output-files.js';
 import type { Logger } from 'pino';
 import {
   DEFAULT_KILL_GRACE_SECS,
@@ -98,22 +99,7 @@ export async function buildInputTar(dir: string, files: Record<string, Uint8Arra
   return done;
 }
 
-/** Reads a tar stream; returns the regular files whose (prefix-stripped) name passes `keep`. */
-export async function readTarFiles(
-  stream: NodeJS.ReadableStream,
-  rename: (entryName: string) => string | null,
-): Promise<Record<string, Uint8Array>> {
-  const out: Record<string, Uint8Array> = {};
-  const extract = tar.extract();
-  (stream as Readable).pipe(extract as unknown as NodeJS.WritableStream);
-  for await (const entry of extract) {
-    const chunks: Buffer[] = [];
-    const name = entry.header.type === 'file' || entry.header.type === 'contiguous-file' ? rename(entry.header.name) : null;
-    for await (const c of entry) if (name !== null) chunks.push(Buffer.from(c as Uint8Array));
-    if (name !== null) out[name] = new Uint8Array(Buffer.concat(chunks));
-  }
-  return out;
-}
+export { readTarFiles } from './output-files.js';
 
 /** Makes sure `image` is on the engine: inspect, else pull (bounded by pullTimeoutMs) and inspect again. */
 export async function ensureImagePresent(docker: Docker, image: string, opts: { log?: Logger; pullTimeoutMs: number }): Promise<void> {
@@ -248,7 +234,7 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
         return null;
       }
       return keep(n) ? n : null;
-    });
+    }, spec.outputLimits);
   }
 
   async function run(spec: ContainerTaskSpec, cb: RunCallbacks): Promise<ContainerRunResult> {

@@ -2,6 +2,8 @@
 // one task-run attempt in a container: `local_container` (dockerode, development) or `cluster`
 // (one Kubernetes pod per attempt). Runners know nothing of flows; they run one spec.
 
+import type { OutputLimits } from './output-files.js';
+
 export interface ResourceList { cpu?: string; memory?: string; ephemeral_storage?: string }
 export interface Resources { request?: ResourceList; limit?: ResourceList }
 
@@ -26,6 +28,8 @@ export interface ContainerTaskSpec {
   labels: Record<string, string>;
   /** Seconds between SIGTERM and SIGKILL when stopping (plugin_host.kill_grace_s for plugin tasks). */
   killGraceSecs?: number;
+  /** Caps on the output files (workflow.storage): collection stops as soon as one is passed. */
+  outputLimits?: OutputLimits;
 }
 
 export type LogStream = 'stdout' | 'stderr';

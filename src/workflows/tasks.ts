@@ -75,6 +75,12 @@ async function runContainer(env: TaskEnv, spec: ContainerTaskSpec): Promise<{ ex
   return { exitCode: res.exitCode, files: res.outputFiles };
 }
 
+/** The runner stops collecting output files at these caps instead of buffering past them. */
+function outputLimits(services: Services) {
+  const { max_file_bytes: maxFileBytes, max_task_bytes: maxTaskBytes } = services.config.workflow.storage;
+  return { maxFileBytes, maxTaskBytes };
+}
+
 function labels(env: TaskEnv): Record<string, string> {
   return { 'svc.workspace': env.ids.workspaceId, 'svc.execution': env.ids.executionId, 'svc.task-run': env.ids.taskRunId, 'svc.attempt': String(env.ids.attempt) };
 }
@@ -93,7 +99,7 @@ const script: TaskHandler = async (env) => {
     name: `svc-${env.ids.taskRunId.slice(0, 8)}-${env.ids.attempt}`,
     image: t.image, command: ['/bin/sh', '-c', `set -e\n${body}`], env: t.env ?? {}, inputFiles,
     outputFiles: t.outputFiles ?? [], workingDir: '/work', timeoutMs: env.timeoutMs, delete: t.taskRunner?.delete ?? true,
-    resources: t.taskRunner?.resources, labels: labels(env),
+    resources: t.taskRunner?.resources, labels: labels(env), outputLimits: outputLimits(env.services),
   });
   const outputFiles = await storeTaskFiles(env.services, env.ids, res.files).catch((e: Error) => { throw new TaskFailure(e.message); });
   if (res.exitCode !== 0) throw new TaskFailure(`the script exited with code ${res.exitCode}`);
@@ -114,7 +120,7 @@ const plugin: TaskHandler = async (env) => {
     image: host.image, command: ['svc-plugin-host', 'run', task.type],
     env: { JAVA_TOOL_OPTIONS: `-Xmx${host.jvm_max_heap}`, SVC_TASK_TYPE: task.type },
     inputFiles: { 'task.json': Buffer.from(JSON.stringify(task)) }, outputFiles: ['outputs.json'],
-    workingDir: '/work', timeoutMs: env.timeoutMs, delete: true, labels: labels(env), killGraceSecs: host.kill_grace_s,
+    workingDir: '/work', timeoutMs: env.timeoutMs, delete: true, labels: labels(env), killGraceSecs: host.kill_grace_s, outputLimits: outputLimits(services),
   });
   if (res.exitCode !== 0) throw new TaskFailure(`the plugin host exited with code ${res.exitCode}`);
   const raw = res.files['outputs.json'];

@@ -1,12 +1,12 @@
 // The output files of a task: the svc-output helper prints them as a base64 tar.gz between marker
 // lines in its own log (output.sh); this decodes that log.
 import { gunzipSync } from 'node:zlib';
-import * as tar from 'tar-stream';
+import { overTask, readTarBuffer, type OutputLimits } from '../output-files.js';
 import { matchesAnyOutput, normaliseRelativePath } from '../types.js';
 import { OUTPUT_BEGIN, OUTPUT_END, OUTPUT_ERROR } from './scripts.js';
 
 /** Decodes the svc-output container's log into files (relative paths) matching `outputFiles`. */
-export async function parseOutputLog(logText: string, outputFiles: string[]): Promise<Record<string, Uint8Array>> {
+export async function parseOutputLog(logText: string, outputFiles: string[], limits?: OutputLimits): Promise<Record<string, Uint8Array>> {
   const lines = logText.split('\n').map((l) => l.replace(/\r$/, ''));
   const err = lines.find((l) => l.startsWith(OUTPUT_ERROR));
   if (err) throw new Error(`collecting output files failed in the helper container: ${err.slice(OUTPUT_ERROR.length).trim()}`);
@@ -21,25 +21,23 @@ export async function parseOutputLog(logText: string, outputFiles: string[]): Pr
   if (count === 0) return {};
   const gz = Buffer.from(lines.slice(begin + 1, endIdx).join(''), 'base64');
   if (gz.length !== bytes) throw new Error(`collecting output files failed: archive of ${gz.length} bytes, the helper wrote ${bytes}`);
-  const tarBuf = gunzipSync(gz);
+  // Bounded: a small archive may gunzip to gigabytes. The tar adds headers and padding per file.
+  const maxTar = limits ? limits.maxTaskBytes + 1024 * 1024 : undefined;
+  let tarBuf: Buffer;
+  try {
+    tarBuf = gunzipSync(gz, maxTar ? { maxOutputLength: maxTar } : {});
+  } catch (err) {
+    if (limits && (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw overTask(limits.maxTaskBytes);
+    throw new Error(`collecting output files failed: the archive does not gunzip (${(err as Error).message})`);
+  }
   const keep = matchesAnyOutput(outputFiles);
-  const out: Record<string, Uint8Array> = {};
-  const extract = tar.extract();
-  const done = (async () => {
-    for await (const entry of extract) {
-      const chunks: Buffer[] = [];
-      for await (const c of entry) chunks.push(Buffer.from(c as Uint8Array));
-      if (entry.header.type !== 'file' && entry.header.type !== 'contiguous-file') continue;
-      let rel: string;
-      try {
-        rel = normaliseRelativePath(entry.header.name);
-      } catch {
-        continue;
-      }
-      if (keep(rel)) out[rel] = new Uint8Array(Buffer.concat(chunks));
+  return readTarBuffer(tarBuf, (name) => {
+    let rel: string;
+    try {
+      rel = normaliseRelativePath(name);
+    } catch {
+      return null;
     }
-  })();
-  extract.end(tarBuf);
-  await done;
-  return out;
+    return keep(rel) ? rel : null;
+  }, limits);
 }
