@@ -35,7 +35,7 @@ const operations = () => Object.entries(doc.paths).flatMap(([p, ops]) => Object.
 
 test('every operation has a unique operationId and a security requirement naming declared schemes', () => {
   const schemes = doc.components.securitySchemes ?? {};
-  assert.deepEqual(Object.keys(schemes).sort(), ['bearerJwt', 'catalogToken', 'clientSecretBasic', 'csrf', 'policyToken', 'session']);
+  assert.deepEqual(Object.keys(schemes).sort(), ['bearerJwt', 'catalogToken', 'clientSecretBasic', 'csrf', 'dataApiToken', 'policyToken', 'session']);
   const ids = new Map<string, string>();
   for (const { key, op } of operations()) {
     assert.match(op.operationId ?? '', /^[a-z]+[A-Za-z0-9]+$/, `${key} has no operationId`);
@@ -51,6 +51,7 @@ test('every operation has a unique operationId and a security requirement naming
   assert.deepEqual(sec('GET /healthz'), []);
   assert.deepEqual(sec('POST /oauth/token'), [{ clientSecretBasic: [] }, {}]);
   assert.deepEqual(sec('GET /catalog/v1/config'), [{ bearerJwt: [] }, { catalogToken: [] }]);
+  assert.deepEqual(sec('POST /data-api/{ws}/{endpoint}'), [{ dataApiToken: [] }]);
 });
 
 test('no parameter is named `*` (the console route is /ui/{path}); /metrics is documented as text/plain', () => {

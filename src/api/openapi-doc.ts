@@ -22,6 +22,10 @@ export const SECURITY_SCHEMES = {
     type: 'http', scheme: 'bearer', bearerFormat: 'JWT',
     description: "An access token of this service's identity provider (POST /oauth/token) whose aud includes oidc.catalog_audience.",
   },
+  dataApiToken: {
+    type: 'http', scheme: 'bearer', bearerFormat: 'JWT',
+    description: "An access token of this service's identity provider (POST /oauth/token, client credentials) whose aud includes svc-data-api and whose scope names the endpoint (data-api:<endpoint> or data-api:*); docs/data-api.md.",
+  },
   catalogToken: { type: 'http', scheme: 'bearer', description: 'The static catalog.auth_token (administration of the embedded catalog).' },
   policyToken: { type: 'http', scheme: 'bearer', description: 'policy_service.auth_token when set (HTTP Basic with the token as password also works); no credential when unset.' },
   clientSecretBasic: {
@@ -44,6 +48,7 @@ export function securityOf(method: string, path: string): Requirement {
   if (path === '/oauth/token') return [{ clientSecretBasic: [] }, {}];
   if (path.startsWith('/catalog/')) return [{ bearerJwt: [] }, { catalogToken: [] }];
   if (path.startsWith('/service/')) return [{ policyToken: [] }, {}];
+  if (path.startsWith('/data-api/')) return [{ dataApiToken: [] }];
   return method === 'get' || method === 'head' ? [{ session: [] }] : [{ session: [], csrf: [] }];
 }
 

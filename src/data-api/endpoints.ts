@@ -7,6 +7,7 @@ import type { Db } from '../db/index.js';
 import type { Clock } from '../clock.js';
 import { badRequest, isUniqueViolation, conflict, notFound } from '../errors.js';
 import { checkSpecs, type ParamSpec } from './params.js';
+import type { QueryColumn } from '../queries/types.js';
 
 export const ENDPOINT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -18,6 +19,8 @@ export interface Definition {
 }
 
 export interface EndpointVersion extends Definition {
+  /** Result columns read at publication; null when the engine could not be asked. */
+  columns: QueryColumn[] | null;
   /** The endpoint's id (stable across versions). */
   id: string;
   name: string;
@@ -36,7 +39,7 @@ const sameDefinition = (a: Definition, b: Definition) =>
   a.engine === b.engine && a.sql === b.sql && a.description === b.description && canonical(a.params) === canonical(b.params);
 
 /** Publishes `def` as endpoint `name`; answers the version now served and whether it is new. */
-export async function publish(db: Db, clock: Clock, workspaceId: string, name: string, def: Definition, by: string | null): Promise<{ endpoint: EndpointVersion; created: boolean }> {
+export async function publish(db: Db, clock: Clock, workspaceId: string, name: string, def: Definition, by: string | null, columns: QueryColumn[] | null = null): Promise<{ endpoint: EndpointVersion; created: boolean }> {
   checkName(name);
   const params = checkSpecs(def.params, def.sql);
   const d: Definition = { ...def, params };
@@ -59,8 +62,9 @@ export async function publish(db: Db, clock: Clock, workspaceId: string, name: s
       }
       await tx.insertInto('data_api_versions').values({
         endpoint_id: id, version, engine: d.engine, sql: d.sql, params: JSON.stringify(d.params), description: d.description, created_by: by, created_at: now,
+        columns: columns ? JSON.stringify(columns) : null,
       }).execute();
-      return { endpoint: { ...d, id, name, version, latest_version: version, created_at: now }, created: true };
+      return { endpoint: { ...d, id, name, version, latest_version: version, created_at: now, columns }, created: true };
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`endpoint ${name} is being published by another request; try again`);
@@ -69,16 +73,16 @@ export async function publish(db: Db, clock: Clock, workspaceId: string, name: s
 }
 
 async function readVersion(db: Db, endpointId: string, version: number) {
-  const v = await db.selectFrom('data_api_versions').select(['engine', 'sql', 'params', 'description', 'created_at'])
+  const v = await db.selectFrom('data_api_versions').select(['engine', 'sql', 'params', 'description', 'created_at', 'columns'])
     .where('endpoint_id', '=', endpointId).where('version', '=', version).executeTakeFirst();
-  return v ? { engine: v.engine, sql: v.sql, params: v.params, description: v.description, created_at: v.created_at } : undefined;
+  return v ? { engine: v.engine, sql: v.sql, params: v.params, description: v.description, created_at: v.created_at, columns: v.columns } : undefined;
 }
 
 /** One version of an endpoint (the latest when `version` is undefined); 404 naming what is missing. */
 export async function findVersion(db: Db, workspaceId: string, name: string, version?: number): Promise<EndpointVersion> {
   const row = await db.selectFrom('data_api_endpoints as e')
     .innerJoin('data_api_versions as v', (j) => j.onRef('v.endpoint_id', '=', 'e.id'))
-    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at'])
+    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at', 'v.columns'])
     .where('e.workspace_id', '=', workspaceId).where('e.name', '=', name)
     .where((eb) => version === undefined ? eb('v.version', '=', eb.ref('e.latest_version')) : eb('v.version', '=', version))
     .executeTakeFirst();
@@ -93,7 +97,7 @@ export async function findVersion(db: Db, workspaceId: string, name: string, ver
 export async function listLatest(db: Db, workspaceId: string): Promise<EndpointVersion[]> {
   return db.selectFrom('data_api_endpoints as e')
     .innerJoin('data_api_versions as v', (j) => j.onRef('v.endpoint_id', '=', 'e.id').onRef('v.version', '=', 'e.latest_version'))
-    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at'])
+    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at', 'v.columns'])
     .where('e.workspace_id', '=', workspaceId).orderBy('e.name').limit(1000).execute();
 }
 
@@ -101,7 +105,7 @@ export async function listLatest(db: Db, workspaceId: string): Promise<EndpointV
 export async function listVersions(db: Db, workspaceId: string, name: string): Promise<EndpointVersion[]> {
   const rows = await db.selectFrom('data_api_endpoints as e')
     .innerJoin('data_api_versions as v', (j) => j.onRef('v.endpoint_id', '=', 'e.id'))
-    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at'])
+    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at', 'v.columns'])
     .where('e.workspace_id', '=', workspaceId).where('e.name', '=', name).orderBy('v.version', 'desc').limit(1000).execute();
   if (rows.length === 0) throw notFound(`endpoint does not exist: ${name}`);
   return rows;

@@ -37,6 +37,8 @@ export interface DataApiVersionsTable {
   sql: string;
   params: Json<ParamSpec[]>;
   description: ColumnType<string, string | undefined, string>;
+  /** Result columns read at publication (0021); null when the engine could not be asked. */
+  columns: ColumnType<Array<{ name: string; type: string }> | null, string | null | undefined, string | null>;
   created_by: string | null;
   created_at: CreatedAt;
 }

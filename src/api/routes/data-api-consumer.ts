@@ -10,7 +10,8 @@ import { errorSchema } from '../schemas.js';
 import { badRequest, forbidden, notFound } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { TtlCache } from '../../util/ttl-cache.js';
-import { ENDPOINT_NAME_RE } from '../../data-api/endpoints.js';
+import { ENDPOINT_NAME_RE, listLatest } from '../../data-api/endpoints.js';
+import { dataApiDocument } from '../../data-api/openapi.js';
 import { authenticateConsumer, mayCall, UnauthorizedConsumer } from '../../data-api/consumer.js';
 import { execute, prepare } from '../../data-api/call.js';
 import { CONTENT_TYPES, etagOf, formatOf, notModified, render } from '../../data-api/respond.js';
@@ -31,17 +32,20 @@ export function dataApiConsumerRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return ws.id;
     };
 
-    const call = async (req: FastifyRequest, reply: FastifyReply, given: Record<string, unknown>) => {
-      const s = ctx.services();
-      const { ws, endpoint } = req.params as { ws: string; endpoint: string };
-      if (!ENDPOINT_NAME_RE.test(endpoint)) throw notFound(`endpoint does not exist: ${endpoint}`);
-      let consumer;
+    const authenticated = async (req: FastifyRequest, reply: FastifyReply, ws: string) => {
       try {
-        consumer = await authenticateConsumer(s, req.headers.authorization, ws);
+        return await authenticateConsumer(ctx.services(), req.headers.authorization, ws);
       } catch (err) {
         if (err instanceof UnauthorizedConsumer) reply.header('www-authenticate', err.presented ? 'Bearer realm="data-api", error="invalid_token"' : 'Bearer realm="data-api"');
         throw err;
       }
+    };
+
+    const call = async (req: FastifyRequest, reply: FastifyReply, given: Record<string, unknown>) => {
+      const s = ctx.services();
+      const { ws, endpoint } = req.params as { ws: string; endpoint: string };
+      if (!ENDPOINT_NAME_RE.test(endpoint)) throw notFound(`endpoint does not exist: ${endpoint}`);
+      const consumer = await authenticated(req, reply, ws);
       if (!mayCall(consumer, endpoint)) throw forbidden(`this token may not call endpoint ${endpoint}`);
       const format = formatOf(given.format, req.headers.accept);
       if (!format) throw badRequest('invalid parameter format: must be json, csv or ndjson');
@@ -60,6 +64,20 @@ export function dataApiConsumerRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       if (notModified(req.headers['if-none-match'], etag)) return reply.status(304).send();
       return reply.status(200).header('content-type', CONTENT_TYPES[format]).send(body);
     };
+
+    app.get('/data-api/:ws/openapi.json', {
+      schema: {
+        tags: ['data api'], summary: 'The OpenAPI 3.1 document of the workspace\'s Data API: the endpoints the presented token may call',
+        params: z.object({ ws: z.string().min(1).max(63) }), response: { 200: z.unknown(), 401: errorSchema, 403: errorSchema, 404: errorSchema },
+      },
+    }, async (req, reply) => {
+      const s = ctx.services();
+      const { ws } = req.params as { ws: string };
+      const consumer = await authenticated(req, reply, ws);
+      const all = await listLatest(s.db, await workspaceId(ws));
+      const doc = dataApiDocument(s.config, ws, all.filter((e) => mayCall(consumer, e.name)));
+      return reply.status(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'private, no-cache').send(JSON.stringify(doc));
+    });
 
     app.get('/data-api/:ws/:endpoint', {
       schema: {

@@ -12,7 +12,8 @@ import { DomainError, notFound } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { QueryFailure } from '../../queries/types.js';
 import { MAX_SQL_BYTES } from '../../queries/run.js';
-import { deleteEndpoint, ENDPOINT_NAME_RE, findVersion, listLatest, listVersions, publish, type EndpointVersion } from '../../data-api/endpoints.js';
+import { probeColumns } from '../../data-api/probe.js';
+import { checkName, deleteEndpoint, ENDPOINT_NAME_RE, findVersion, listLatest, listVersions, publish, type EndpointVersion } from '../../data-api/endpoints.js';
 import { MAX_PARAMS_PER_ENDPOINT, MAX_STRING, PARAM_TYPES } from '../../data-api/params.js';
 import { createClient } from '../../idp/clients.js';
 import { ALL_ENDPOINTS, DATA_API_AUDIENCE, SCOPE_PREFIX, dataApiPublicUrl, tokenEndpoint } from '../../data-api/consumer.js';
@@ -45,6 +46,7 @@ const publishBody = z.object({
 const endpointSchema = z.object({
   name: z.string(), version: z.number(), latest_version: z.number(), engine: z.string(), sql: z.string(),
   params: z.array(paramSpec), description: z.string(), created_at: z.string(),
+  columns: z.array(z.object({ name: z.string(), type: z.string() })).nullable().meta({ description: 'result columns read at publication; null when the engine could not be asked' }),
   /** Where consumers call it. */
   url: z.string(),
 });
@@ -62,7 +64,7 @@ const clientAnswer = z.object({
 export function endpointView(cfg: Services['config'], ws: string, e: EndpointVersion) {
   return {
     name: e.name, version: e.version, latest_version: e.latest_version, engine: e.engine, sql: e.sql, params: e.params, description: e.description,
-    created_at: e.created_at.toISOString(), url: `${dataApiPublicUrl(cfg)}/data-api/${ws}/${e.name}`,
+    created_at: e.created_at.toISOString(), columns: e.columns, url: `${dataApiPublicUrl(cfg)}/data-api/${ws}/${e.name}`,
   };
 }
 
@@ -100,7 +102,9 @@ export function dataApiRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         if (err instanceof QueryFailure && err.kind === 'not_found') throw new DomainError('bad_request', err.message);
         throw err;
       }
-      const { endpoint, created } = await publish(s.db, s.clock, ws.id, req.params.name, req.body, requireUser(req).userId);
+      checkName(req.params.name);
+      const columns = await probeColumns(s, ws.id, req.body);
+      const { endpoint, created } = await publish(s.db, s.clock, ws.id, req.params.name, req.body, requireUser(req).userId, columns);
       return reply.status(created ? 201 : 200).send(endpointView(s.config, ws.slug, endpoint));
     });
 
