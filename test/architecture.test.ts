@@ -23,7 +23,7 @@ const LAYERS: Array<{ layer: string; parts: string[] }> = [
   { layer: 'entry', parts: ['cli', 'bootstrap', 'services'] },
   { layer: 'api', parts: ['api'] },
   { layer: 'jobs', parts: ['jobs'] },
-  { layer: 'features', parts: ['workflows', 'runners', 'catalog', 'engines', 'queries', 'policy', 'idp', 'automation', 'data-api'] },
+  { layer: 'features', parts: ['workflows', 'runners', 'catalog', 'engines', 'queries', 'policy', 'idp', 'automation', 'data-api', 'apps'] },
   { layer: 'core', parts: ['identity', 'auth', 'access', 'audit', 'workspaces', 'secrets'] },
   { layer: 'platform', parts: ['db', 'config', 'log', 'storage', 'util', 'clock', 'errors', 'metrics', 'version', 'jobs/queues.ts', 'jobs/worker.ts'] },
 ];

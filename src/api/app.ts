@@ -26,6 +26,7 @@ import { automationRoutes } from './routes/automations.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { queryRoutes } from './routes/queries.js';
+import { appRoutes } from './routes/apps.js';
 import { engineRoutes } from './routes/engines.js';
 import { dataApiRoutes } from './routes/data-api.js';
 import { dataApiConsumerRoutes } from './routes/data-api-consumer.js';
@@ -92,6 +93,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   await app.register(webhooksRoutes(ctx));
   await app.register(dashboardRoutes(ctx));
   await app.register(queryRoutes(ctx));
+  await app.register(appRoutes(ctx));
   await app.register(engineRoutes(ctx));
   await app.register(dataApiRoutes(ctx));
   await app.register(dataApiConsumerRoutes(ctx));

@@ -6,6 +6,7 @@ import type { QueryTables } from './query-types.js';
 import type { EngineTables } from './engine-types.js';
 import type { AutomationTables } from './automation-types.js';
 import type { DataApiTables } from './data-api-types.js';
+import type { AppTables } from './app-types.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -168,7 +169,7 @@ export interface PolicyTagsTable {
   created_at: CreatedAt;
 }
 
-export interface Database extends WorkflowTables, CatalogTables, QueryTables, EngineTables, AutomationTables, DataApiTables {
+export interface Database extends WorkflowTables, CatalogTables, QueryTables, EngineTables, AutomationTables, DataApiTables, AppTables {
   users: UsersTable;
   groups: GroupsTable;
   group_members: GroupMembersTable;

@@ -1,0 +1,115 @@
+// The apps resource (SPEC 8 apps.*, docs/apps.md): notebook apps of a workspace. ws_editor
+// creates, edits the draft, publishes and deletes; ws_viewer lists and reads published versions.
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { guard, requireUser } from '../plugins/auth.js';
+import { apiErrors, errorSchema, iso } from '../schemas.js';
+import { notFound } from '../../errors.js';
+import { findWorkspace } from '../../workspaces/workspaces.js';
+import { roleAtLeast } from '../../access/access.js';
+import { AppStore, MAX_SOURCE_BYTES } from '../../apps/apps.js';
+import type { AppRow } from '../../db/app-types.js';
+
+const BASE = '/api/workspaces/:ws/apps';
+const wsParam = z.object({ ws: z.string().min(1).max(63) });
+const idParams = wsParam.extend({ id: z.string().uuid() });
+const source = z.string().max(MAX_SOURCE_BYTES)
+  .refine((s) => Buffer.byteLength(s) <= MAX_SOURCE_BYTES, { message: `must be at most ${MAX_SOURCE_BYTES} bytes` });
+
+const app = z.object({
+  id: z.string(), name: z.string(), description: z.string(), created_at: z.string(), draft_updated_at: z.string().nullable(),
+  /** The version viewers run; null until the first publish. */
+  published_version: z.number().nullable(), published_at: z.string().nullable(),
+});
+
+export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
+  return async (fastify) => {
+    const ws = (req: FastifyRequest) => (req.params as { ws: string }).ws;
+    const viewer = guard(ctx, (req) => ({ workspace: ws(req), role: 'ws_viewer' }));
+    const editor = guard(ctx, (req) => ({ workspace: ws(req), role: 'ws_editor' }));
+    const store = () => {
+      const s = ctx.services();
+      return new AppStore({ db: s.db, s3: s.s3, clock: s.clock, prefix: s.config.apps.storage.prefix });
+    };
+    const workspaceId = async (req: FastifyRequest) => {
+      const w = await findWorkspace(ctx.services().db, ws(req));
+      if (!w) throw notFound(`workspace does not exist: ${ws(req)}`);
+      return w.id;
+    };
+    /** Viewers see published apps only; editors (and above) see drafts too. */
+    const canEdit = (req: FastifyRequest) => {
+      const snap = req.accessSnapshot!;
+      return snap.platformAdmin || roleAtLeast(snap.workspaces.get(ws(req)), 'ws_editor');
+    };
+    const out = (a: AppRow, editing: boolean) => ({
+      id: a.id, name: a.name, description: a.description, created_at: a.created_at.toISOString(),
+      draft_updated_at: editing ? a.draft_updated_at.toISOString() : null,
+      published_version: a.published_version, published_at: iso(a.published_at),
+    });
+
+    fastify.post(BASE, {
+      preHandler: editor,
+      schema: {
+        tags: ['apps'], summary: 'Create an app with its first draft (ws_editor)', params: wsParam,
+        body: z.object({
+          name: z.string().min(1).max(63).regex(/^[a-z0-9][a-z0-9-]*$/, { message: 'app names are lower-case letters, digits and -' }),
+          description: z.string().max(1_000).default(''),
+          source: source.default(''),
+        }).strict(),
+        response: { 201: app, ...apiErrors },
+      },
+    }, async (req, reply) => {
+      const a = await store().create(await workspaceId(req), requireUser(req).userId, req.body);
+      return reply.status(201).send(out(a, true));
+    });
+
+    fastify.get(BASE, {
+      preHandler: viewer,
+      schema: { tags: ['apps'], summary: 'Apps of the workspace: every one for editors, the published ones for viewers', params: wsParam, response: { 200: z.object({ apps: z.array(app) }), ...apiErrors } },
+    }, async (req) => {
+      const editing = canEdit(req);
+      return { apps: (await store().list(await workspaceId(req), !editing)).map((a) => out(a, editing)) };
+    });
+
+    fastify.get(`${BASE}/:id`, {
+      preHandler: viewer,
+      schema: { tags: ['apps'], summary: 'One app (an unpublished one is 404 for a viewer)', params: idParams, response: { 200: app, ...apiErrors } },
+    }, async (req) => {
+      const editing = canEdit(req);
+      return out(await store().get(await workspaceId(req), req.params.id, !editing), editing);
+    });
+
+    fastify.delete(`${BASE}/:id`, {
+      preHandler: editor,
+      schema: { tags: ['apps'], summary: 'Delete an app, its draft and every version (ws_editor)', params: idParams, response: { 204: z.null(), ...apiErrors } },
+    }, async (req, reply) => {
+      await store().delete(await workspaceId(req), req.params.id);
+      return reply.status(204).send(null);
+    });
+
+    fastify.get(`${BASE}/:id/draft`, {
+      preHandler: editor,
+      schema: { tags: ['apps'], summary: 'The draft source (ws_editor)', params: idParams, response: { 200: z.object({ source: z.string() }), ...apiErrors, 410: errorSchema } },
+    }, async (req) => ({ source: await store().draft(await workspaceId(req), req.params.id) }));
+
+    fastify.put(`${BASE}/:id/draft`, {
+      preHandler: editor,
+      schema: { tags: ['apps'], summary: 'Replace the draft source (ws_editor)', params: idParams, body: z.object({ source }).strict(), response: { 200: app, ...apiErrors } },
+    }, async (req) => out(await store().saveDraft(await workspaceId(req), req.params.id, req.body.source), true));
+
+    fastify.post(`${BASE}/:id/publish`, {
+      preHandler: editor,
+      schema: { tags: ['apps'], summary: 'Publish the draft as the next version, the one viewers run (ws_editor)', params: idParams, response: { 201: app, ...apiErrors, 410: errorSchema } },
+    }, async (req, reply) => reply.status(201).send(out(await store().publish(await workspaceId(req), req.params.id), true)));
+
+    fastify.get(`${BASE}/:id/versions/:version`, {
+      preHandler: viewer,
+      schema: {
+        tags: ['apps'], summary: 'A published version\'s source', params: idParams.extend({ version: z.coerce.number().int().min(1).max(1_000_000) }),
+        response: { 200: z.object({ version: z.number(), source: z.string() }), ...apiErrors, 410: errorSchema },
+      },
+    }, async (req) => ({ version: req.params.version, source: await store().version(await workspaceId(req), req.params.id, req.params.version) }));
+  };
+}
