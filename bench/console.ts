@@ -144,7 +144,7 @@ async function main() {
     const kb = (n: number) => `${(n / 1024).toFixed(1).padStart(6)} KiB`;
     const ms = (n: number) => `${n.toFixed(0).padStart(5)} ms`;
     console.log(`console first load: Chromium on loopback, median of ${RUNS} alternating cold loads each`);
-    console.log(`shipped (html+js+css, uncompressed): old ${(oldRaw / 1024).toFixed(1)} KiB, new ${(newRaw / 1024).toFixed(1)} KiB (js+css as brotli: ${(newBr / 1024).toFixed(1)} KiB)`);
+    console.log(`built (html+js+css, uncompressed): old ${(oldRaw / 1024).toFixed(1)} KiB, new ${(newRaw / 1024).toFixed(1)} KiB in all chunks (as brotli: ${(newBr / 1024).toFixed(1)} KiB; the editor chunks load only with an editor)`);
     console.log('page                      UI       transferred  requests  interactive');
     for (const page of ['signin', 'home', 'repeat'] as const) {
       const label = { signin: 'sign-in (cold)', home: 'home, signed in (cold)', repeat: 'home, repeat visit' }[page];
