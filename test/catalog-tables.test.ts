@@ -298,3 +298,30 @@ describe('commits over plain HTTP', () => {
     assert.equal(list.KeyCount ?? 0, 0);
   });
 });
+
+describe('Idempotency-Key', () => {
+  test('a retried commit with the same key is answered from the first, not applied twice', async () => {
+    await ed.createTable({ namespace: ['web'] }, { name: 'counter', schema });
+    const key = '017f22e2-79b0-7cc3-98c4-dc0c0c07398f';
+    const body = `{"requirements":[],"updates":[{"action":"add-snapshot","snapshot":${snapshot('9400000000000000001', 1)}}]}`;
+    const first = await http('POST', 'v1/sales/namespaces/web/tables/counter', tokens.editor, body, { 'idempotency-key': key });
+    assert.equal(first.status, 200, first.text);
+    const retry = await http('POST', 'v1/sales/namespaces/web/tables/counter', tokens.editor, body, { 'idempotency-key': key });
+    assert.equal(retry.status, 200);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.equal(retry.body['metadata-location'], first.body['metadata-location']);
+    assert.match(retry.text, /"snapshot-id": ?9400000000000000001/);
+    const now = await http('GET', 'v1/sales/namespaces/web/tables/counter', tokens.editor);
+    assert.equal(now.body.metadata.snapshots.length, 1);
+    // Without the key the same request is a new commit (and fails: the snapshot exists).
+    assert.equal((await http('POST', 'v1/sales/namespaces/web/tables/counter', tokens.editor, body)).status, 400);
+    // The key for another operation is refused; a key that is no UUID is a 400.
+    const other = await http('POST', 'v1/sales/namespaces/web/tables', tokens.editor, { name: 'other', schema }, { 'idempotency-key': key });
+    assert.equal(other.status, 422);
+    assert.equal((await http('POST', 'v1/sales/namespaces/web/tables', tokens.editor, { name: 'other', schema }, { 'idempotency-key': 'nope' })).status, 400);
+    // A replayed 204 (a drop) stays a 204.
+    const dropKey = '017f22e2-79b0-7cc3-98c4-dc0c0c073990';
+    assert.equal((await http('DELETE', 'v1/sales/namespaces/web/tables/counter', tokens.owner, undefined, { 'idempotency-key': dropKey })).status, 204);
+    assert.equal((await http('DELETE', 'v1/sales/namespaces/web/tables/counter', tokens.owner, undefined, { 'idempotency-key': dropKey })).status, 204);
+  });
+});

@@ -33,7 +33,7 @@ export interface CatalogIdempotencyTable {
   operation: string;
   status: number;
   body: ColumnType<unknown, string | null | undefined, string | null>;
-  created_at: CreatedAt;
+  created_at: Timestamp;
 }
 
 export interface CatalogTables {

@@ -11,7 +11,8 @@ import { errorBody } from '../../errors.js';
 import { DomainError } from '../../../errors.js';
 import { authenticateCatalog, CatalogAuthError } from '../../../catalog/gate.js';
 import { catalogConfig } from '../../../catalog/config.js';
-import { IcebergError, badRequest } from '../../../catalog/errors.js';
+import { IcebergError, badRequest, unprocessable } from '../../../catalog/errors.js';
+import { findAnswer, storeAnswer, UUID_RE } from '../../../catalog/idempotency.js';
 import { requireRight } from '../../../catalog/access.js';
 import { findWarehouse } from '../../../catalog/warehouse.js';
 import { callerOf, catalogErrors, catalogPrincipal, setCatalogPrincipal } from './catalog-common.js';
@@ -84,6 +85,37 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       await requireRight(caller, named, 'read', 'using the warehouse');
       const wh = await findWarehouse(s, named);
       return catalogConfig(wh.slug, wh.root);
+    });
+
+    // Idempotency-Key: a stored final answer of the same mutation is replayed (idempotency.ts).
+    const keyed = new WeakMap<object, { workspaceId: string; key: string; operation: string }>();
+    app.addHook('preHandler', async (req, reply) => {
+      const raw = req.headers['idempotency-key'];
+      if (raw === undefined || !['POST', 'DELETE'].includes(req.method)) return;
+      const key = Array.isArray(raw) ? raw[0] : raw;
+      if (!UUID_RE.test(key)) throw badRequest('Idempotency-Key must be a UUID');
+      const prefix = (req.params as { prefix?: string }).prefix;
+      if (!prefix) return;
+      const s = ctx.services();
+      await requireRight(await callerOf(s, req), prefix, 'read', 'using the warehouse');
+      const wh = await findWarehouse(s, prefix);
+      const operation = `${req.method} ${req.routeOptions.url ?? ''} ${req.url.split('?')[0]}`;
+      const stored = await findAnswer(s.db, wh.id, key, s.clock.now());
+      if (stored) {
+        if (stored.operation !== operation) throw unprocessable('Idempotency-Key was used for another operation');
+        reply.header('idempotent-replayed', 'true');
+        if (stored.body === null) return reply.status(stored.status).send(null);
+        return reply.status(stored.status).type('application/json; charset=utf-8').send(stored.body);
+      }
+      keyed.set(req, { workspaceId: wh.id, key, operation });
+    });
+    app.addHook('onSend', async (req, reply, payload) => {
+      const k = keyed.get(req);
+      if (!k || reply.statusCode >= 500 || reply.getHeader('idempotent-replayed')) return payload;
+      const body = typeof payload === 'string' && payload !== '' ? payload : null;
+      const s = ctx.services();
+      await storeAnswer(s.db, k.workspaceId, k.key, { operation: k.operation, status: reply.statusCode, body }, s.clock.now());
+      return payload;
     });
 
     // Request bodies keep 64-bit integers (snapshot ids) exact; see catalog/json.ts.
