@@ -109,10 +109,15 @@ export async function listEngines(db: Db, workspaceId: string): Promise<EngineRo
   return db.selectFrom('engines').selectAll().where('workspace_id', '=', workspaceId).orderBy('name').execute();
 }
 
-export async function findEngine(db: Db, workspaceId: string, name: string): Promise<EngineRow> {
-  const row = ENGINE_NAME_RE.test(name)
+/** The engine of that name, or undefined (a name engines can never have included). */
+export async function getEngineRow(db: Db, workspaceId: string, name: string): Promise<EngineRow | undefined> {
+  return ENGINE_NAME_RE.test(name)
     ? await db.selectFrom('engines').selectAll().where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()
     : undefined;
+}
+
+export async function findEngine(db: Db, workspaceId: string, name: string): Promise<EngineRow> {
+  const row = await getEngineRow(db, workspaceId, name);
   if (!row) throw notFound(`engine does not exist: ${name}`);
   return row;
 }

@@ -4,12 +4,10 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import { getEngine } from '../engines/engines.js';
+import { engineTlsInsecure } from '../engines/tls.js';
 import { TrinoDriver } from './trino.js';
 import { QueryFailure, type EngineDriver } from './types.js';
 import type { EngineLookup } from './run.js';
-
-/** SVC_ENGINE_TLS_INSECURE: `1`, `true` or `yes` (SPEC 8; development only). */
-export const tlsInsecure = (env: Record<string, string | undefined>) => ['1', 'true', 'yes'].includes((env.SVC_ENGINE_TLS_INSECURE ?? '').toLowerCase());
 
 const refusing = (kind: QueryFailure['kind'], message: string): EngineDriver => ({
   kind: 'unavailable',
@@ -17,7 +15,7 @@ const refusing = (kind: QueryFailure['kind'], message: string): EngineDriver => 
 });
 
 export function engineLookup(db: Db, log: Logger, env: Record<string, string | undefined> = process.env): EngineLookup {
-  const insecure = tlsInsecure(env);
+  const insecure = engineTlsInsecure(env);
   return async (workspaceId, name) => {
     const e = await getEngine(db, workspaceId, name);
     if (!e) return undefined;

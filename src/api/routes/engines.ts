@@ -13,7 +13,7 @@ import { findWorkspace } from '../../workspaces/workspaces.js';
 import { idpIssuer } from '../../config/index.js';
 import type { EngineRow } from '../../db/engine-types.js';
 import { ENGINE_KINDS, PINNED } from '../../engines/images.js';
-import { createEngine, findEngine, listEngines, provisionerOf, requestEngine } from '../../engines/engines.js';
+import { createEngine, findEngine, getEngineRow, listEngines, provisionerOf, requestEngine } from '../../engines/engines.js';
 import { explainEngine } from '../../engines/explain.js';
 
 const errors = apiErrors;
@@ -104,7 +104,8 @@ export function engineRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       schema: { tags: ['engines'], summary: 'What adding (or changing) the engine would provision, without doing it', params: wsParam, body: engineBody, response: { 200: explainView, ...errors } },
     }, async (req) => {
       const ws = await workspace(req);
-      const existing = await findEngine(ctx.services().db, ws.id, req.body.name).catch(() => undefined);
+      // explain diffs against the engine of that name when there is one; nothing runs yet otherwise
+      const existing = await getEngineRow(ctx.services().db, ws.id, req.body.name);
       return explainEngine(ctx.services(), ws, req.body, existing);
     });
 
