@@ -7,7 +7,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { errorSchema } from '../schemas.js';
-import { badRequest, forbidden, notFound } from '../../errors.js';
+import { badRequest, DomainError, forbidden, notFound } from '../../errors.js';
+import { dataApiLimits } from '../../data-api/index.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { TtlCache } from '../../util/ttl-cache.js';
 import { ENDPOINT_NAME_RE, listLatest } from '../../data-api/endpoints.js';
@@ -47,22 +48,40 @@ export function dataApiConsumerRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       if (!ENDPOINT_NAME_RE.test(endpoint)) throw notFound(`endpoint does not exist: ${endpoint}`);
       const consumer = await authenticated(req, reply, ws);
       if (!mayCall(consumer, endpoint)) throw forbidden(`this token may not call endpoint ${endpoint}`);
+      const wsId = await workspaceId(ws);
+      const limits = dataApiLimits(s);
+      if (limits.limited) {
+        const take = await limits.take(`${wsId}:${consumer.clientId}:${endpoint}`);
+        const { burst, windowSecs } = limits.policy;
+        reply.header('ratelimit-policy', `"endpoint";q=${burst};w=${windowSecs}`).header('ratelimit', `"endpoint";r=${take.remaining};t=${take.resetSecs}`);
+        if (!take.ok) {
+          throw new DomainError('too_many_requests', `rate limit of endpoint ${endpoint} reached for this client (${s.config.data_api.rate_limit_per_minute} calls a minute, ${burst} at once): retry in ${take.resetSecs} s`, take.resetSecs);
+        }
+      }
       const format = formatOf(given.format, req.headers.accept);
       if (!format) throw badRequest('invalid parameter format: must be json, csv or ndjson');
-      const wsId = await workspaceId(ws);
       const prepared = await prepare(s, { workspaceId: wsId, endpoint, consumer, given });
-      const page = await execute(s, prepared, consumer);
-      const body = render(page, format);
-      const etag = etagOf(body);
-      reply.header('etag', etag).header('cache-control', 'private, no-cache').header('vary', 'Authorization, Accept')
-        .header('x-data-api-version', String(prepared.ep.version));
-      if (page.more) {
-        const next = new URLSearchParams();
-        for (const [k, v] of Object.entries({ ...given, offset: prepared.offset + prepared.limit, limit: prepared.limit })) if (typeof v !== 'object') next.set(k, String(v));
-        if (req.method === 'GET') reply.header('link', `</data-api/${ws}/${endpoint}?${next.toString()}>; rel="next"`);
+      // The caller's grant is part of the key: a changed grant never meets an answer cached for another.
+      const key = `${prepared.key}:${format}:${consumer.access}`;
+      let answer = await limits.get(key);
+      reply.header('x-data-api-cache', answer ? 'hit' : 'miss');
+      if (!answer) {
+        const page = await execute(s, prepared, consumer);
+        const body = render(page, format);
+        let link: string | null = null;
+        if (page.more && req.method === 'GET') {
+          const next = new URLSearchParams();
+          for (const [k, v] of Object.entries({ ...given, offset: prepared.offset + prepared.limit, limit: prepared.limit })) if (typeof v !== 'object') next.set(k, String(v));
+          link = `</data-api/${ws}/${endpoint}?${next.toString()}>; rel="next"`;
+        }
+        answer = { body, etag: etagOf(body), contentType: CONTENT_TYPES[format], version: prepared.ep.version, link, storedAt: s.clock.now().getTime() };
+        await limits.set(key, answer);
       }
-      if (notModified(req.headers['if-none-match'], etag)) return reply.status(304).send();
-      return reply.status(200).header('content-type', CONTENT_TYPES[format]).send(body);
+      reply.header('etag', answer.etag).header('cache-control', `private, max-age=${limits.maxAge(answer.storedAt)}`).header('vary', 'Authorization, Accept')
+        .header('x-data-api-version', String(answer.version));
+      if (answer.link) reply.header('link', answer.link);
+      if (notModified(req.headers['if-none-match'], answer.etag)) return reply.status(304).send();
+      return reply.status(200).header('content-type', answer.contentType).send(answer.body);
     };
 
     app.get('/data-api/:ws/openapi.json', {
