@@ -10,6 +10,7 @@ import { saveFlow, run } from './helpers/workflows.js';
 import { advance, createdSnapshot, stepContext } from '../src/workflows/orchestrator.js';
 import { runTaskRunJob } from '../src/workflows/task-run.js';
 import { requestKill } from '../src/workflows/executions.js';
+import { TaskLog } from '../src/workflows/logs.js';
 
 let t: TestApp; let b: Browser; let wsId: string;
 before(async () => {
@@ -100,4 +101,20 @@ test('parallel branches finishing together from one snapshot are each recorded, 
   assert.equal(e.state, 'SUCCESS');
   assert.deepEqual(e.outputs, { last: { done: true } });
   assert.equal(e.version, '7', 'one applied step each: the start, five outcomes (the fifth also joins), the last task (which ends it)');
+});
+
+test('task log lines the database refuses are reported in the server log with a reason, not dropped silently', async () => {
+  const warned: Array<{ obj: Record<string, unknown>; msg: string }> = [];
+  // An execution that does not exist: every insert of its lines breaks the foreign key.
+  const ids = { executionId: '00000000-0000-4000-8000-000000000001', taskRunId: '00000000-0000-4000-8000-000000000002', attempt: 1 };
+  const log = new TaskLog(t.services.db, t.services.clock, ids, { maxLines: 100, maxBytes: 100_000 }, { warn: (obj, msg) => warned.push({ obj, msg }) });
+  log.write('INFO', 'one\ntwo');
+  await log.flush();
+  assert.equal(warned.length, 1);
+  assert.equal(warned[0].msg, 'task log lines lost: the database refused a batch');
+  assert.equal(warned[0].obj.lines, 2);
+  assert.equal(warned[0].obj.execution, ids.executionId);
+  assert.match(String(warned[0].obj.err), /foreign key/);
+  assert.ok(!JSON.stringify(warned[0].obj).includes('two'), 'the lines themselves stay out of the server log');
+  assert.deepEqual(await log.finish(), []);
 });

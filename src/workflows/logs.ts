@@ -7,6 +7,8 @@ import { storableText } from './storable.js';
 
 export type Level = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 const MAX_LINE = 16_384;
+/** Where a batch that could not be written is reported (the server log). */
+export interface LogSink { warn(obj: Record<string, unknown>, msg: string): void }
 
 export class TaskLog {
   lines = 0;
@@ -22,6 +24,7 @@ export class TaskLog {
     private readonly db: Db, private readonly clock: Clock,
     private readonly ids: { executionId: string; taskRunId: string; attempt: number },
     private readonly caps: { maxLines: number; maxBytes: number },
+    private readonly sink: LogSink,
   ) {}
 
   write(level: Level, text: string): void {
@@ -51,8 +54,17 @@ export class TaskLog {
     if (batch.length === 0) return this.flushing;
     this.flushing = this.flushing.then(() => this.db.insertInto('task_logs').values(batch.map((b) => ({
       execution_id: this.ids.executionId, task_run_id: this.ids.taskRunId, attempt: this.ids.attempt, at: b.at, level: b.level, line: b.line,
-    }))).execute().then(() => undefined, () => undefined));
+    }))).execute().then(() => undefined, (err: Error) => this.lost(batch.length, err)));
     return this.flushing;
+  }
+
+  /**
+   * A batch the database refused is dropped (the task goes on; retrying could hold lines without
+   * bound) and said in the server log: how many lines and why, never the lines themselves.
+   */
+  private lost(count: number, err: Error): void {
+    this.sink.warn({ execution: this.ids.executionId, taskRun: this.ids.taskRunId, attempt: this.ids.attempt, lines: count, err: String(err?.message ?? err).slice(0, 500) },
+      'task log lines lost: the database refused a batch');
   }
 
   /**

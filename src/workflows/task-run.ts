@@ -132,7 +132,8 @@ async function claim(services: Services, taskRunId: string): Promise<(Claimed & 
 async function runAttempt(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, snap: Snapshot | undefined, a: Attempt): Promise<string> {
   const cfg = services.config.workflow;
   const { exec, def, taskDef, run } = a;
-  const log = new TaskLog(services.db, services.clock, { executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, { maxLines: cfg.log_run_max_lines, maxBytes: cfg.log_run_max_bytes });
+  const log = new TaskLog(services.db, services.clock, { executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, { maxLines: cfg.log_run_max_lines, maxBytes: cfg.log_run_max_bytes },
+    services.logging.module('svc::workflows::logs'));
   if (a.reason?.startsWith('handed back')) log.system('WARN', `attempt ${run.attempt}: ${a.reason}`);
 
   const controller = new AbortController();
