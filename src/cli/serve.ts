@@ -6,6 +6,7 @@ import { createServices, type Services } from '../services.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { describeUrl } from '../db/index.js';
 import { buildApp } from '../api/app.js';
+import { buildAppsOrigin } from '../api/apps-origin.js';
 import { loadCheckedConfig } from './config.js';
 import { startLoops } from '../jobs/loops.js';
 import { fail, oneLine } from './errors.js';
@@ -43,6 +44,13 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   for (const p of opts.plugins ?? []) await app.register(p);
   const address = await app.listen({ host: cfg.server.host, port: cfg.server.port });
   log.info({ address }, 'listening');
+  // The apps origin gets its own listener (SPEC 4.4), only when it is configured.
+  const appsOrigin = cfg.apps.origin ? await buildAppsOrigin({ services }) : null;
+  if (appsOrigin) {
+    const m = /^(.*):([0-9]+)$/.exec(cfg.apps.listen)!;
+    const appsAddress = await appsOrigin.listen({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
+    log.info({ address: appsAddress, origin: cfg.apps.origin }, 'apps listener listening');
+  }
   // After listening: the check loads the S3 client, which need not delay the start.
   setImmediate(() => { services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed')); });
 
@@ -53,8 +61,9 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
       const deadline = setTimeout(() => {
         log.warn({ drainMs }, 'drain deadline reached; closing remaining connections');
         app.server.closeAllConnections();
+        appsOrigin?.server.closeAllConnections();
       }, drainMs);
-      await app.close();
+      await Promise.all([app.close(), appsOrigin?.close()]);
       clearTimeout(deadline);
       await services.close();
       log.info('stopped');

@@ -6,7 +6,8 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { guard, requireUser } from '../plugins/auth.js';
 import { apiErrors, errorSchema, iso } from '../schemas.js';
-import { notFound } from '../../errors.js';
+import { DomainError, forbidden, notFound } from '../../errors.js';
+import { appTickets } from '../apps-origin.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { roleAtLeast } from '../../access/access.js';
 import { AppStore, MAX_SOURCE_BYTES } from '../../apps/apps.js';
@@ -111,5 +112,33 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         response: { 200: z.object({ version: z.number(), source: z.string() }), ...apiErrors, 410: errorSchema },
       },
     }, async (req) => ({ version: req.params.version, source: await store().version(await workspaceId(req), req.params.id, req.params.version) }));
+    fastify.post(`${BASE}/:id/tickets`, {
+      preHandler: viewer,
+      schema: {
+        tags: ['apps'], summary: 'A one-time ticket to open the app in the apps origin\'s iframe: run mode (published version) or edit mode (ws_editor); 503 when apps.origin is empty',
+        params: idParams, body: z.object({ mode: z.enum(['run', 'edit']).default('run') }).strict().default({ mode: 'run' }),
+        response: {
+          201: z.object({
+            /** Load this in the iframe; it opens nothing without `secret`. */
+            url: z.string(), ticket: z.string(),
+            /** Hand this to the iframe by postMessage (never in a URL). */
+            secret: z.string(), expires_at: z.string(), version: z.number().nullable(), mode: z.enum(['run', 'edit']),
+          }),
+          ...apiErrors, 503: errorSchema,
+        },
+      },
+    }, async (req, reply) => {
+      const cfg = ctx.services().config.apps;
+      if (!cfg.origin) throw new DomainError('unavailable', 'data apps are not served: apps.origin is empty');
+      const mode = req.body.mode;
+      if (mode === 'edit' && !canEdit(req)) throw forbidden(`requires ws_editor in workspace ${ws(req)}`);
+      const wsId = await workspaceId(req);
+      const a = await store().get(wsId, req.params.id, mode === 'run');
+      const version = mode === 'run' ? a.published_version : null;
+      const t = await appTickets(ctx.services()).issue({ userId: requireUser(req).userId, workspaceId: wsId, workspace: ws(req), appId: a.id, version, mode });
+      return reply.status(201).send({
+        url: `${cfg.origin}/_svc/open?t=${t.ticket}`, ticket: t.ticket, secret: t.secret, expires_at: t.expiresAt.toISOString(), version, mode,
+      });
+    });
   };
 }

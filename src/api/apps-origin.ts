@@ -1,0 +1,95 @@
+// The apps listener (SPEC 4.4 `svc serve`, 5.3.8; docs/apps.md): a second Fastify instance on
+// apps.listen serving the apps origin. It shares no cookie and no session layer with the API: it
+// knows only its own `__Host-` cookie, minted from a one-time ticket plus the secret the parent
+// page hands over by postMessage. Every answer may be framed by apps.service_origin only.
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import type { Services } from '../services.js';
+import { AppTickets, type AppBinding } from '../apps/tickets.js';
+
+export const APP_COOKIE = '__Host-svc_app';
+const MAX_BODY = 4_096;
+
+export function appTickets(s: Services): AppTickets {
+  const a = s.config.apps;
+  return new AppTickets(s.redis(), s.clock, { ticketTtlSecs: a.ticket_ttl_secs, idleSecs: a.session_idle_secs, absoluteSecs: a.session_absolute_secs });
+}
+
+const fail = (reply: FastifyReply, status: number, error: string, message: string) => reply.status(status).send({ error, message });
+
+/** The page at the ticket URL: waits for the secret from the parent, redeems, then opens the app. */
+function openPage(serviceOrigin: string, ticket: string, nonce: string): string {
+  const js = `(() => {
+  const ticket = ${JSON.stringify(ticket)};
+  const parentOrigin = ${JSON.stringify(serviceOrigin)};
+  addEventListener('message', async (e) => {
+    if (e.origin !== parentOrigin || e.source !== parent || !e.data || e.data.type !== 'svc-app-secret') return;
+    const r = await fetch('/_svc/redeem', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ticket, secret: e.data.secret }), credentials: 'same-origin' });
+    if (r.ok) location.replace('/'); else document.body.textContent = 'This link has expired. Open the app again from the service.';
+  });
+  parent.postMessage({ type: 'svc-app-ready' }, parentOrigin);
+})();`;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Opening app</title></head><body>Opening app…<script nonce="${nonce}">${js}</script></body></html>`;
+}
+
+export interface AppsOriginOptions { services: Services }
+
+export async function buildAppsOrigin({ services }: AppsOriginOptions): Promise<FastifyInstance> {
+  const cfg = services.config.apps;
+  const app = Fastify({ logger: false, bodyLimit: MAX_BODY, trustProxy: false });
+  await app.register(fastifyCookie);
+  const tickets = () => appTickets(services);
+
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const csp = reply.getHeader('content-security-policy');
+    // Only the service may frame the apps origin; a page without its own policy gets the bare one.
+    if (!csp) reply.header('content-security-policy', `frame-ancestors ${cfg.service_origin}`);
+    reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store');
+    return payload;
+  });
+  app.setErrorHandler((err: { statusCode?: number }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) services.log.error({ err, url: req.url }, 'apps origin request failed');
+    return fail(reply, status, status === 500 ? 'internal' : 'bad_request', status === 500 ? 'internal error' : 'bad request');
+  });
+  app.setNotFoundHandler((req, reply) => fail(reply, 404, 'not_found', `no route for ${req.method} ${req.url.split('?')[0].slice(0, 200)}`));
+
+  /** The binding of the request's app cookie, or null (answered 401). */
+  const session = async (req: FastifyRequest): Promise<AppBinding | null> => {
+    const token = req.cookies[APP_COOKIE];
+    return token ? tickets().resolve(token) : null;
+  };
+
+  app.get('/_svc/open', async (req, reply) => {
+    const t = (req.query as { t?: unknown }).t;
+    if (typeof t !== 'string' || t.length > 64) return fail(reply, 400, 'bad_request', 'missing ticket');
+    const nonce = randomBytes(16).toString('base64');
+    return reply.type('text/html; charset=utf-8')
+      .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${cfg.service_origin}`)
+      .send(openPage(cfg.service_origin, t, nonce));
+  });
+
+  app.post('/_svc/redeem', async (req, reply) => {
+    // A cross-site form cannot redeem: the browser's Origin header must be the apps origin itself.
+    if (req.headers.origin !== cfg.origin) return fail(reply, 403, 'forbidden', 'redeem only from the apps origin');
+    const body = req.body as { ticket?: unknown; secret?: unknown } | undefined;
+    if (typeof body?.ticket !== 'string' || typeof body.secret !== 'string') return fail(reply, 400, 'bad_request', 'ticket and secret are required');
+    const r = await tickets().redeem(body.ticket, body.secret);
+    if ('refused' in r) {
+      services.log.info({ reason: r.refused }, 'app ticket refused');
+      return fail(reply, 401, 'unauthorized', 'the ticket is not valid: open the app again from the service');
+    }
+    services.log.info({ user: r.binding.userId, app: r.binding.appId, version: r.binding.version, mode: r.binding.mode }, 'app ticket redeemed');
+    reply.setCookie(APP_COOKIE, r.token, { path: '/', secure: true, httpOnly: true, sameSite: 'strict', maxAge: cfg.cookie_ttl_secs });
+    return reply.status(204).send();
+  });
+
+  app.get('/_svc/session', async (req, reply) => {
+    const b = await session(req);
+    if (!b) return fail(reply, 401, 'unauthorized', 'no app session: open the app again from the service');
+    return { workspace: b.workspace, app: b.appId, version: b.version, mode: b.mode };
+  });
+
+  return app;
+}

@@ -1,0 +1,142 @@
+// Opening an app on the apps origin (docs/apps.md): the ticket endpoint answers 503 without
+// apps.origin; a ticket plus its postMessage secret is redeemed once on the apps listener, which
+// sets its own __Host- cookie and never reads the service's; a ticket past apps.ticket_ttl_secs,
+// a second redemption and a wrong secret are refused; the app token ends when idle and at its
+// absolute end on a moved clock; both origins say who may frame them. Real PostgreSQL, Redis, S3.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { startS3, type TestS3 } from './helpers/s3.js';
+import { signInAdmin, type Admin } from './helpers/workflow.js';
+import { APP_COOKIE, buildAppsOrigin } from '../src/api/apps-origin.js';
+
+const APPS = 'https://apps.example.test';
+const SERVICE = 'https://svc.example.test';
+const A = '/api/workspaces/default/apps';
+
+describe('app tickets without apps.origin', () => {
+  let s3: TestS3;
+  let t: TestApp;
+  before(async () => {
+    s3 = await startS3();
+    t = await startTestApp({ SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket });
+  });
+  after(async () => { await t.close(); await s3.stop(); });
+
+  test('the ticket endpoint answers 503', async () => {
+    const admin = await signInAdmin(t);
+    const app = (await admin.browser.post(A, { name: 'a', source: 'x = 1\n' })).json();
+    await admin.browser.post(`${A}/${app.id}/publish`);
+    const res = await admin.browser.post(`${A}/${app.id}/tickets`, { mode: 'run' });
+    assert.equal(res.statusCode, 503, res.body);
+    assert.equal(res.json().error, 'unavailable');
+  });
+});
+
+describe('app tickets and tokens', () => {
+  let s3: TestS3;
+  let t: TestApp;
+  let admin: Admin;
+  let origin: FastifyInstance;
+  let appId: string;
+  before(async () => {
+    s3 = await startS3();
+    t = await startTestApp({
+      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE, SVC_APPS__TICKET_TTL_SECS: '30',
+      SVC_APPS__SESSION_IDLE_SECS: '600', SVC_APPS__SESSION_ABSOLUTE_SECS: '1000', SVC_APPS__COOKIE_TTL_SECS: '1000',
+    });
+    origin = await buildAppsOrigin({ services: t.services });
+    admin = await signInAdmin(t);
+    appId = (await admin.browser.post(A, { name: 'sales', source: 'x = 1\n' })).json().id;
+    assert.equal((await admin.browser.post(`${A}/${appId}/publish`)).statusCode, 201);
+  });
+  after(async () => { await origin.close(); await t.close(); await s3.stop(); });
+
+  const ticket = async (mode = 'run') => {
+    const res = await admin.browser.post(`${A}/${appId}/tickets`, { mode });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json() as { url: string; ticket: string; secret: string; version: number | null; expires_at: string };
+  };
+  /** What the iframe's page does once the parent posted the secret. */
+  const redeem = (tk: string, secret: string, from = APPS) => origin.inject({
+    method: 'POST', url: '/_svc/redeem', headers: { origin: from, 'content-type': 'application/json' }, payload: { ticket: tk, secret },
+  });
+  const sessionWith = (token: string) => origin.inject({ method: 'GET', url: '/_svc/session', cookies: { [APP_COOKIE]: token } });
+  const cookieOf = (res: Awaited<ReturnType<typeof redeem>>) => (res.cookies as Array<{ name: string; value: string; secure?: boolean; httpOnly?: boolean; path?: string; maxAge?: number; sameSite?: string }>).find((c) => c.name === APP_COOKIE);
+
+  test('a ticket and its secret open the app once: a __Host- HttpOnly cookie bound to person, app and version', async () => {
+    const tk = await ticket();
+    assert.equal(tk.url, `${APPS}/_svc/open?t=${tk.ticket}`);
+    assert.ok(!tk.url.includes(tk.secret), 'the URL alone is no capability');
+    assert.equal(tk.version, 1);
+    const page = await origin.inject({ method: 'GET', url: `/_svc/open?t=${tk.ticket}` });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /svc-app-secret/);
+    assert.ok(!page.body.includes(tk.secret));
+
+    const res = await redeem(tk.ticket, tk.secret);
+    assert.equal(res.statusCode, 204, res.body);
+    const c = cookieOf(res)!;
+    assert.deepEqual([c.secure, c.httpOnly, c.path, c.maxAge, c.sameSite], [true, true, '/', 1000, 'Strict']);
+    const s = await sessionWith(c.value);
+    assert.equal(s.statusCode, 200, s.body);
+    assert.deepEqual(s.json(), { workspace: 'default', app: appId, version: 1, mode: 'run' });
+
+    const again = await redeem(tk.ticket, tk.secret);
+    assert.equal(again.statusCode, 401, 'a second redemption is refused');
+    assert.equal(cookieOf(again), undefined);
+  });
+
+  test('a wrong secret, another origin, or a ticket past apps.ticket_ttl_secs are refused', async () => {
+    const a = await ticket();
+    assert.equal((await redeem(a.ticket, a.secret, SERVICE)).statusCode, 403, 'only the apps origin redeems');
+    const b = await ticket();
+    assert.equal((await redeem(b.ticket, a.secret)).statusCode, 401, 'a copied link without its secret opens nothing');
+    assert.equal((await redeem(b.ticket, b.secret)).statusCode, 401, 'and the ticket is spent by the attempt');
+    const c = await ticket();
+    t.clock.advance(31_000);
+    assert.equal((await redeem(c.ticket, c.secret)).statusCode, 401, 'past its TTL');
+    const d = await ticket();
+    t.clock.advance(30_000);
+    assert.equal((await redeem(d.ticket, d.secret)).statusCode, 204, 'at exactly its TTL it still opens');
+  });
+
+  test('the app token ends after apps.session_idle_secs unused and apps.session_absolute_secs after minting', async () => {
+    const a = await ticket();
+    const idle = cookieOf(await redeem(a.ticket, a.secret))!.value;
+    t.clock.advance(599_000);
+    assert.equal((await sessionWith(idle)).statusCode, 200, 'used within the idle time');
+    t.clock.advance(601_000);
+    assert.equal((await sessionWith(idle)).statusCode, 401, 'idle past apps.session_idle_secs');
+
+    const b = await ticket();
+    const busy = cookieOf(await redeem(b.ticket, b.secret))!.value;
+    for (let i = 0; i < 3; i++) {
+      t.clock.advance(300_000);
+      assert.equal((await sessionWith(busy)).statusCode, 200, `kept alive by use (${(i + 1) * 300} s)`);
+    }
+    t.clock.advance(101_000);
+    assert.equal((await sessionWith(busy)).statusCode, 401, 'past apps.session_absolute_secs however used');
+  });
+
+  test('edit mode needs ws_editor and binds no version; the apps origin ignores the service cookie', async () => {
+    const tk = await ticket('edit');
+    assert.equal(tk.version, null);
+    const token = cookieOf(await redeem(tk.ticket, tk.secret))!.value;
+    assert.equal((await sessionWith(token)).json().mode, 'edit');
+    const serviceCookie = admin.browser.cookies.get(t.config.session.cookie_name)!;
+    const res = await origin.inject({ method: 'GET', url: '/_svc/session', cookies: { [t.config.session.cookie_name]: serviceCookie } });
+    assert.equal(res.statusCode, 401, 'a service session opens nothing on the apps origin');
+  });
+
+  test('framing: only apps.service_origin may frame the apps origin; the service frames nobody in', async () => {
+    for (const url of ['/_svc/open?t=x', '/_svc/session', '/nope']) {
+      const res = await origin.inject({ method: 'GET', url });
+      assert.match(res.headers['content-security-policy'] as string, new RegExp(`frame-ancestors ${SERVICE}(;|$)`), url);
+    }
+    const ui = await admin.browser.get('/');
+    assert.match(ui.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
+  });
+});
