@@ -24,7 +24,7 @@ export interface Take {
   resetSecs: number;
 }
 
-export interface CachedAnswer { body: string; etag: string; contentType: string; version: number; link: string | null; storedAt: number }
+export interface CachedAnswer { body: string; etag: string; contentType: string; version: number; link: string | null; rows: number; storedAt: number }
 
 // Refill, then take one: KEYS[1] the bucket; ARGV now (ms), rate (tokens/ms), burst, ttl (ms).
 const TAKE_LUA = `

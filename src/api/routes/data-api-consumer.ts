@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { errorSchema } from '../schemas.js';
 import { badRequest, DomainError, forbidden, notFound } from '../../errors.js';
-import { dataApiLimits } from '../../data-api/index.js';
+import { dataApiAccessLog, dataApiLimits } from '../../data-api/index.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { TtlCache } from '../../util/ttl-cache.js';
 import { ENDPOINT_NAME_RE, listLatest } from '../../data-api/endpoints.js';
@@ -42,13 +42,30 @@ export function dataApiConsumerRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }
     };
 
+    // What the access log needs of a call, filled in as the call proceeds; written once it is answered.
+    const calls = new WeakMap<FastifyRequest, { wsId: string | null; client: string | null; endpoint: string; version: number | null; rows: number | null; bytes: number | null }>();
+    app.addHook('onResponse', async (req, reply) => {
+      const c = calls.get(req);
+      if (!c) return;
+      dataApiAccessLog(ctx.services()).record({
+        // A call refused before its workspace was looked up is still the workspace's when this replica knows the slug.
+        at: ctx.services().clock.now(), workspace_id: c.wsId ?? ids.get((req.params as { ws: string }).ws) ?? null, client: c.client, method: req.method, path: `/data-api/${(req.params as { ws: string }).ws}/${c.endpoint}`,
+        status: reply.statusCode, endpoint: c.endpoint, version: c.version, rows: reply.statusCode === 200 ? c.rows : null,
+        bytes: reply.statusCode === 200 ? c.bytes : 0, duration_ms: Math.round(reply.elapsedTime),
+      });
+    });
+
     const call = async (req: FastifyRequest, reply: FastifyReply, given: Record<string, unknown>) => {
       const s = ctx.services();
       const { ws, endpoint } = req.params as { ws: string; endpoint: string };
+      const logged = { wsId: null as string | null, client: null as string | null, endpoint: endpoint.slice(0, 63), version: null as number | null, rows: null as number | null, bytes: null as number | null };
+      calls.set(req, logged);
       if (!ENDPOINT_NAME_RE.test(endpoint)) throw notFound(`endpoint does not exist: ${endpoint}`);
       const consumer = await authenticated(req, reply, ws);
+      logged.client = consumer.clientId;
       if (!mayCall(consumer, endpoint)) throw forbidden(`this token may not call endpoint ${endpoint}`);
       const wsId = await workspaceId(ws);
+      logged.wsId = wsId;
       const limits = dataApiLimits(s);
       if (limits.limited) {
         const take = await limits.take(`${wsId}:${consumer.clientId}:${endpoint}`);
@@ -74,12 +91,13 @@ export function dataApiConsumerRoutes(ctx: AppContext): FastifyPluginAsyncZod {
           for (const [k, v] of Object.entries({ ...given, offset: prepared.offset + prepared.limit, limit: prepared.limit })) if (typeof v !== 'object') next.set(k, String(v));
           link = `</data-api/${ws}/${endpoint}?${next.toString()}>; rel="next"`;
         }
-        answer = { body, etag: etagOf(body), contentType: CONTENT_TYPES[format], version: prepared.ep.version, link, storedAt: s.clock.now().getTime() };
+        answer = { body, etag: etagOf(body), contentType: CONTENT_TYPES[format], version: prepared.ep.version, link, rows: page.rows.length, storedAt: s.clock.now().getTime() };
         await limits.set(key, answer);
       }
       reply.header('etag', answer.etag).header('cache-control', `private, max-age=${limits.maxAge(answer.storedAt)}`).header('vary', 'Authorization, Accept')
         .header('x-data-api-version', String(answer.version));
       if (answer.link) reply.header('link', answer.link);
+      Object.assign(logged, { version: answer.version, rows: answer.rows, bytes: Buffer.byteLength(answer.body) });
       if (notModified(req.headers['if-none-match'], answer.etag)) return reply.status(304).send();
       return reply.status(200).header('content-type', answer.contentType).send(answer.body);
     };

@@ -7,7 +7,8 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { guard, requireUser } from '../plugins/auth.js';
 import { actorOf } from './admin.js';
-import { apiErrors, errorSchema } from '../schemas.js';
+import { apiErrors, bigintCursor, errorSchema } from '../schemas.js';
+import { listAccessLog } from '../../data-api/access-log.js';
 import { DomainError, notFound } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { QueryFailure } from '../../queries/types.js';
@@ -55,6 +56,11 @@ const clientBody = z.object({
   name: z.string().min(1).max(255),
   endpoints: z.array(z.union([endpointName, z.literal('*')])).min(1).max(50).meta({ description: 'endpoint names the client may call; ["*"] for all of the workspace\'s' }),
 }).strict();
+
+const accessEntry = z.object({
+  id: z.string(), at: z.string(), client: z.string().nullable(), method: z.string(), path: z.string(), status: z.number(),
+  endpoint: z.string().nullable(), version: z.number().nullable(), rows: z.number().nullable(), bytes: z.number().nullable(), duration_ms: z.number().nullable(),
+});
 
 const clientAnswer = z.object({
   client_id: z.string(), client_secret: z.string().meta({ description: 'shown this once; only a hash is stored' }),
@@ -135,6 +141,25 @@ export function dataApiRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const ws = await workspace(req);
       await deleteEndpoint(ctx.services().db, ws.id, req.params.name);
       return reply.status(204).send(null);
+    });
+
+    app.get(`${BASE}/access-log`, {
+      preHandler: need('ws_admin'),
+      schema: {
+        tags: ['data api'], summary: 'The workspace\'s Data API calls, newest first (kept data_api.access_log_retention_days)', params: wsParam,
+        querystring: z.object({
+          limit: z.coerce.number().int().min(1).max(500).default(100), before: bigintCursor.optional(),
+          endpoint: z.string().min(1).max(63).optional(), client: z.string().min(1).max(128).optional(),
+        }),
+        response: { 200: z.object({ entries: z.array(accessEntry), next_before: z.string().nullable() }), ...apiErrors },
+      },
+    }, async (req) => {
+      const ws = await workspace(req);
+      const rows = await listAccessLog(ctx.services().db, ws.id, req.query);
+      return {
+        entries: rows.map((r) => ({ ...r, id: String(r.id), at: r.at.toISOString(), bytes: r.bytes === null ? null : Number(r.bytes) })),
+        next_before: rows.length === req.query.limit ? String(rows[rows.length - 1].id) : null,
+      };
     });
 
     app.post(`${BASE}/clients`, {
