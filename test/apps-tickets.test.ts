@@ -140,3 +140,62 @@ describe('app tickets and tokens', () => {
     assert.match(ui.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
   });
 });
+
+describe('the query gateway', () => {
+  let s3: TestS3;
+  let t: TestApp;
+  let admin: Admin;
+  let origin: FastifyInstance;
+  let appId: string;
+  before(async () => {
+    s3 = await startS3();
+    t = await startTestApp({
+      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE,
+      SVC_APPS__MAX_ROWS: '7', SVC_APPS__RATE_MAX: '3', SVC_APPS__RATE_WINDOW_SECS: '10',
+    });
+    origin = await buildAppsOrigin({ services: t.services });
+    admin = await signInAdmin(t);
+    appId = (await admin.browser.post(A, { name: 'g', source: 'x = 1\n' })).json().id;
+    await admin.browser.post(`${A}/${appId}/publish`);
+  });
+  after(async () => { await origin.close(); await t.close(); await s3.stop(); });
+
+  const openApp = async (b = admin.browser) => {
+    const tk = (await b.post(`${A}/${appId}/tickets`, { mode: 'run' })).json();
+    const res = await origin.inject({ method: 'POST', url: '/_svc/redeem', headers: { origin: APPS }, payload: { ticket: tk.ticket, secret: tk.secret } });
+    assert.equal(res.statusCode, 204, res.body);
+    return (res.cookies as Array<{ name: string; value: string }>).find((c) => c.name === APP_COOKIE)!.value;
+  };
+  const query = (token: string, payload: unknown) => origin.inject({ method: 'POST', url: '/_svc/query', headers: { origin: APPS }, cookies: { [APP_COOKIE]: token }, payload: payload as object });
+
+  test('an app runs SQL as its viewer, capped at apps.max_rows', async () => {
+    // A fresh app session per call keeps these below apps.rate_max (the next test is about it).
+    const r = await query(await openApp(), { sql: 'SELECT i FROM range(100) t(i) ORDER BY i' });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.equal(r.json().rows.length, 7);
+    assert.equal(r.json().truncated, true);
+    const p = await query(await openApp(), { sql: 'SELECT $1::INTEGER + 1 AS n', params: [41] });
+    assert.deepEqual(p.json().rows, [[42]]);
+    const bad = await query(await openApp(), { sql: 'SELECT * FROM no_such_table' });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.json().error, 'bad_request');
+    assert.equal((await query(await openApp(), { sql: 'SELECT 1', params: [{ nested: 1 }] })).statusCode, 400);
+    assert.equal((await query('x'.repeat(43), { sql: 'SELECT 1' })).statusCode, 401);
+  });
+
+  test('over apps.rate_max calls in the window answer 429 and hold the token a full window', async () => {
+    t.clock.advance(60_000);
+    const token = await openApp();
+    for (let i = 0; i < 3; i++) assert.equal((await query(token, { sql: 'SELECT 1' })).statusCode, 200, `call ${i + 1}`);
+    const over = await query(token, { sql: 'SELECT 1' });
+    assert.equal(over.statusCode, 429);
+    assert.equal(over.headers['retry-after'], '10');
+    t.clock.advance(9_000);
+    assert.equal((await query(token, { sql: 'SELECT 1' })).statusCode, 429, 'the first window has ended, but the hold has not');
+    const other = await openApp();
+    assert.equal((await query(other, { sql: 'SELECT 1' })).statusCode, 200, 'the hold is per token');
+    t.clock.advance(1_000);
+    assert.equal((await query(token, { sql: 'SELECT 1' })).statusCode, 200, 'after one full window from the refusal');
+  });
+});

@@ -6,10 +6,17 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import type { Services } from '../services.js';
+import { createHash } from 'node:crypto';
 import { AppTickets, type AppBinding } from '../apps/tickets.js';
+import { TokenRateLimiter } from '../apps/rate.js';
+import { gatewayQuery } from '../apps/gateway.js';
+import { MAX_SQL_BYTES } from '../queries/run.js';
+import type { QueryParams } from '../queries/types.js';
+import { DomainError } from '../errors.js';
 
 export const APP_COOKIE = '__Host-svc_app';
-const MAX_BODY = 4_096;
+/** A gateway call carries SQL of up to MAX_SQL_BYTES plus its parameters. */
+const MAX_BODY = MAX_SQL_BYTES + 65_536;
 
 export function appTickets(s: Services): AppTickets {
   const a = s.config.apps;
@@ -49,6 +56,10 @@ export async function buildAppsOrigin({ services }: AppsOriginOptions): Promise<
     return payload;
   });
   app.setErrorHandler((err: { statusCode?: number }, req, reply) => {
+    if (err instanceof DomainError) {
+      if (err.retryAfterSecs) reply.header('retry-after', String(err.retryAfterSecs));
+      return fail(reply, err.status, err.code, err.message);
+    }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) services.log.error({ err, url: req.url }, 'apps origin request failed');
     return fail(reply, status, status === 500 ? 'internal' : 'bad_request', status === 500 ? 'internal error' : 'bad request');
@@ -89,6 +100,28 @@ export async function buildAppsOrigin({ services }: AppsOriginOptions): Promise<
     const b = await session(req);
     if (!b) return fail(reply, 401, 'unauthorized', 'no app session: open the app again from the service');
     return { workspace: b.workspace, app: b.appId, version: b.version, mode: b.mode };
+  });
+
+  const limiter = new TokenRateLimiter(services.clock, cfg.rate_max, cfg.rate_window_secs);
+  app.post('/_svc/query', async (req, reply) => {
+    if (req.headers.origin !== cfg.origin) return fail(reply, 403, 'forbidden', 'queries only from the apps origin');
+    const token = req.cookies[APP_COOKIE];
+    // The limit counts every call that presents a token, before the token is even looked up.
+    if (token) {
+      const wait = limiter.take(createHash('sha256').update(token).digest('base64url'));
+      if (wait !== null) throw new DomainError('too_many_requests', `more than ${cfg.rate_max} calls in ${cfg.rate_window_secs} s: this app session is held for ${cfg.rate_window_secs} s`, wait);
+    }
+    const b = await session(req);
+    if (!b) return fail(reply, 401, 'unauthorized', 'no app session: open the app again from the service');
+    const body = req.body as { sql?: unknown; params?: unknown; engine?: unknown } | undefined;
+    if (typeof body?.sql !== 'string' || body.sql.length === 0) return fail(reply, 400, 'bad_request', 'sql is required');
+    const engine = body.engine ?? 'embedded';
+    if (typeof engine !== 'string' || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(engine)) return fail(reply, 400, 'bad_request', 'engine is a name of lower-case letters, digits and -');
+    const params = body.params ?? [];
+    const scalar = (v: unknown) => v === null || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && v.length <= 65_536);
+    if (typeof params !== 'object' || params === null || !Object.values(params).every(scalar)) return fail(reply, 400, 'bad_request', 'params is an array or an object of JSON scalars');
+    const r = await gatewayQuery({ engines: services.queryEngines, config: services.config, access: services.access }, b, { engine, sql: body.sql, params: params as QueryParams });
+    return { columns: r.columns, rows: r.rows, truncated: r.truncated };
   });
 
   return app;
