@@ -211,7 +211,7 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
     return { done, close: () => { (stream as Readable | undefined)?.destroy(); } };
   }
 
-  async function collectOutputs(container: Docker.Container, spec: ContainerTaskSpec): Promise<Record<string, Uint8Array>> {
+  async function collectOutputs(container: Docker.Container, spec: ContainerTaskSpec, sink?: RunCallbacks['onOutputFile']): Promise<Record<string, Uint8Array>> {
     if (spec.outputFiles.length === 0) return {};
     const keep = matchesAnyOutput(spec.outputFiles);
     const dir = posix.normalize(spec.workingDir).replace(/\/+$/, '') || '/';
@@ -234,7 +234,7 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
         return null;
       }
       return keep(n) ? n : null;
-    }, spec.outputLimits);
+    }, spec.outputLimits, sink);
   }
 
   async function run(spec: ContainerTaskSpec, cb: RunCallbacks): Promise<ContainerRunResult> {
@@ -308,7 +308,7 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
 
       const exitCode = typeof waited.StatusCode === 'number' ? waited.StatusCode : null;
       const outcome: ContainerRunResult['outcome'] = stopReason ?? 'exited';
-      const outputFiles = outcome === 'exited' ? await collectOutputs(container, spec) : {};
+      const outputFiles = outcome === 'exited' ? await collectOutputs(container, spec, cb.onOutputFile) : {};
       keep = !spec.delete;
       log?.info(
         { container: spec.name, exitCode, outcome, ms: clock.now().getTime() - startedAt.getTime(), kept: keep },

@@ -2,7 +2,7 @@
 // one task-run attempt in a container: `local_container` (dockerode, development) or `cluster`
 // (one Kubernetes pod per attempt). Runners know nothing of flows; they run one spec.
 
-import type { OutputLimits } from './output-files.js';
+import type { OutputFileSink, OutputLimits } from './output-files.js';
 
 export interface ResourceList { cpu?: string; memory?: string; ephemeral_storage?: string }
 export interface Resources { request?: ResourceList; limit?: ResourceList }
@@ -39,6 +39,11 @@ export interface RunCallbacks {
   onLog(line: string, stream: LogStream): void;
   /** Aborted when the task run is killed or times out: the runner stops the container and resolves. */
   signal: AbortSignal;
+  /**
+   * When set, each output file is handed here as a stream while it is read (consume it, e.g. into
+   * an object-store upload) and ContainerRunResult.outputFiles stays empty: nothing is held whole.
+   */
+  onOutputFile?: OutputFileSink;
 }
 
 export interface ContainerRunResult {

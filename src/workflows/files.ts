@@ -99,23 +99,33 @@ export async function deleteNamespaceFile(s: Services, workspaceId: string, name
   await s.s3.delete(key);
 }
 
-/** Stores the output files of one task-run attempt, enforcing the per-file and per-task caps. */
-export async function storeTaskFiles(s: Services, ids: { workspaceId: string; executionId: string; taskRunId: string; attempt: number }, files: Record<string, Uint8Array>): Promise<Record<string, string>> {
-  const { max_file_bytes, max_task_bytes } = s.config.workflow.storage;
-  let total = 0;
-  for (const [name, data] of Object.entries(files)) {
-    if (data.length > max_file_bytes) throw new Error(`output file ${name} is ${data.length} bytes, over workflow.storage.max_file_bytes (${max_file_bytes})`);
-    total += data.length;
-    if (total > max_task_bytes) throw new Error(`output files total over workflow.storage.max_task_bytes (${max_task_bytes})`);
-  }
-  const out: Record<string, string> = {};
-  const base = `${executionPrefix(s, ids.workspaceId, ids.executionId)}${ids.taskRunId}/${ids.attempt}/`;
-  const keys = Object.keys(files).map((name) => objectKey(base, name));
-  for (const [i, [name, data]] of Object.entries(files).entries()) {
-    await s.s3.put(keys[i], data);
-    out[name] = `${ids.taskRunId}/${ids.attempt}/${name}`;
-  }
-  return out;
+type AttemptIds = { workspaceId: string; executionId: string; taskRunId: string; attempt: number };
+const attemptBase = (s: Services, ids: AttemptIds) => `${executionPrefix(s, ids.workspaceId, ids.executionId)}${ids.taskRunId}/${ids.attempt}/`;
+
+/**
+ * Streams the output files of one task-run attempt to the object store as the runner reads them
+ * (RunCallbacks.onOutputFile): no file is held whole. The runner enforces the caps on the stream;
+ * `discard` removes what was stored when the attempt's outputs fail half way.
+ */
+export function taskFileUploader(s: Services, ids: AttemptIds) {
+  const base = attemptBase(s, ids);
+  const stored: Record<string, string> = {};
+  const keys: string[] = [];
+  return {
+    stored,
+    async sink(name: string, body: Readable): Promise<void> {
+      let key: string;
+      try { key = objectKey(base, name); } catch (e) { body.resume(); throw e; }
+      keys.push(key);
+      await s.s3.putStream(key, body, 'application/octet-stream');
+      stored[name] = `${ids.taskRunId}/${ids.attempt}/${name}`;
+    },
+    async discard(log: { warn(o: object, m: string): void }): Promise<void> {
+      for (const key of keys) {
+        await s.s3.delete(key).catch((e: Error) => log.warn({ key, err: e.message }, 'could not remove a partly stored output file'));
+      }
+    },
+  };
 }
 
 export async function listExecutionFiles(s: Services, workspaceId: string, executionId: string) {

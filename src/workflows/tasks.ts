@@ -1,10 +1,10 @@
 // Leaf task types. Each returns the task run's outputs or throws TaskFailure; flow control
 // (sequential, parallel, if, foreach) is the orchestrator's.
 import type { Services } from '../services.js';
-import type { ContainerRunner, ContainerTaskSpec } from '../runners/types.js';
+import type { ContainerRunner, ContainerTaskSpec, RunCallbacks } from '../runners/types.js';
 import type { TaskLog, Level } from './logs.js';
 import { MAX_DURATION_MS, parseDuration, type ScriptTaskDef } from './flow.js';
-import { storeTaskFiles } from './files.js';
+import { taskFileUploader } from './files.js';
 
 export class TaskFailure extends Error {}
 
@@ -64,11 +64,12 @@ const fail: TaskHandler = async ({ task }) => {
   throw new TaskFailure(typeof task.message === 'string' && task.message ? task.message : 'the fail task failed the run');
 };
 
-async function runContainer(env: TaskEnv, spec: ContainerTaskSpec): Promise<{ exitCode: number | null; files: Record<string, Uint8Array> }> {
+async function runContainer(env: TaskEnv, spec: ContainerTaskSpec, onOutputFile?: RunCallbacks['onOutputFile']): Promise<{ exitCode: number | null; files: Record<string, Uint8Array> }> {
   if (!env.runner) throw new TaskFailure('no container runner: workflow.container_runner is none');
   const res = await env.runner.run(spec, {
     signal: env.signal,
     onLog: (line, stream) => env.log.write(stream === 'stderr' ? 'WARN' : 'INFO', line),
+    onOutputFile,
   });
   if (res.outcome === 'timeout') throw new TaskFailure(`timed out after ${Math.round((spec.timeoutMs ?? 0) / 1000)} s`);
   if (res.outcome === 'killed') throw env.signal.reason ?? new TaskFailure('killed');
@@ -95,15 +96,19 @@ const script: TaskHandler = async (env) => {
   const body = t.script ?? (t.commands ?? []).join('\n');
   const inputFiles: Record<string, Uint8Array> = {};
   for (const [name, content] of Object.entries(t.inputFiles ?? {})) inputFiles[name] = Buffer.from(String(content));
+  // output files go to the object store while the runner reads them, never held whole
+  const upload = taskFileUploader(env.services, env.ids);
   const res = await runContainer(env, {
     name: `svc-${env.ids.taskRunId.slice(0, 8)}-${env.ids.attempt}`,
     image: t.image, command: ['/bin/sh', '-c', `set -e\n${body}`], env: t.env ?? {}, inputFiles,
     outputFiles: t.outputFiles ?? [], workingDir: '/work', timeoutMs: env.timeoutMs, delete: t.taskRunner?.delete ?? true,
     resources: t.taskRunner?.resources, labels: labels(env), outputLimits: outputLimits(env.services),
+  }, upload.sink).catch(async (e: Error) => {
+    await upload.discard(env.services.log);
+    throw e;
   });
-  const outputFiles = await storeTaskFiles(env.services, env.ids, res.files).catch((e: Error) => { throw new TaskFailure(e.message); });
   if (res.exitCode !== 0) throw new TaskFailure(`the script exited with code ${res.exitCode}`);
-  return { exitCode: res.exitCode, outputFiles };
+  return { exitCode: res.exitCode, outputFiles: upload.stored };
 };
 
 /** Plugin tasks run in workflow.plugin_host.image: task.json in, outputs.json out; killed after kill_grace_s. */

@@ -1,12 +1,13 @@
 // The output files of a task: the svc-output helper prints them as a base64 tar.gz between marker
 // lines in its own log (output.sh); this decodes that log.
-import { gunzipSync } from 'node:zlib';
-import { overTask, readTarBuffer, type OutputLimits } from '../output-files.js';
+import { Readable, Transform } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { overTask, readTarFiles, type OutputFileSink, type OutputLimits } from '../output-files.js';
 import { matchesAnyOutput, normaliseRelativePath } from '../types.js';
 import { OUTPUT_BEGIN, OUTPUT_END, OUTPUT_ERROR } from './scripts.js';
 
 /** Decodes the svc-output container's log into files (relative paths) matching `outputFiles`. */
-export async function parseOutputLog(logText: string, outputFiles: string[], limits?: OutputLimits): Promise<Record<string, Uint8Array>> {
+export async function parseOutputLog(logText: string, outputFiles: string[], limits?: OutputLimits, sink?: OutputFileSink): Promise<Record<string, Uint8Array>> {
   const lines = logText.split('\n').map((l) => l.replace(/\r$/, ''));
   const err = lines.find((l) => l.startsWith(OUTPUT_ERROR));
   if (err) throw new Error(`collecting output files failed in the helper container: ${err.slice(OUTPUT_ERROR.length).trim()}`);
@@ -21,17 +22,22 @@ export async function parseOutputLog(logText: string, outputFiles: string[], lim
   if (count === 0) return {};
   const gz = Buffer.from(lines.slice(begin + 1, endIdx).join(''), 'base64');
   if (gz.length !== bytes) throw new Error(`collecting output files failed: archive of ${gz.length} bytes, the helper wrote ${bytes}`);
-  // Bounded: a small archive may gunzip to gigabytes. The tar adds headers and padding per file.
-  const maxTar = limits ? limits.maxTaskBytes + 1024 * 1024 : undefined;
-  let tarBuf: Buffer;
-  try {
-    tarBuf = gunzipSync(gz, maxTar ? { maxOutputLength: maxTar } : {});
-  } catch (err) {
-    if (limits && (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw overTask(limits.maxTaskBytes);
-    throw new Error(`collecting output files failed: the archive does not gunzip (${(err as Error).message})`);
-  }
+  // Gunzipped as a stream, never whole, and bounded: a small archive may gunzip to gigabytes.
+  // The tar adds headers and padding per file.
+  const maxTar = limits ? limits.maxTaskBytes + 1024 * 1024 : Infinity;
+  let inflated = 0;
+  const bounded = new Transform({
+    transform(c: Buffer, _enc, cb) {
+      inflated += c.length;
+      cb(inflated > maxTar && limits ? overTask(limits.maxTaskBytes) : null, c);
+    },
+  });
+  const gunzip = createGunzip();
+  gunzip.on('error', (err) => bounded.destroy(new Error(`collecting output files failed: the archive does not gunzip (${err.message})`)));
+  bounded.on('close', () => gunzip.destroy());
+  Readable.from([gz]).pipe(gunzip).pipe(bounded);
   const keep = matchesAnyOutput(outputFiles);
-  return readTarBuffer(tarBuf, (name) => {
+  return readTarFiles(bounded, (name) => {
     let rel: string;
     try {
       rel = normaliseRelativePath(name);
@@ -39,5 +45,5 @@ export async function parseOutputLog(logText: string, outputFiles: string[], lim
       return null;
     }
     return keep(rel) ? rel : null;
-  }, limits);
+  }, limits, sink);
 }

@@ -192,7 +192,7 @@ export async function runTaskPod(ctx: RunContext, spec: ContainerTaskSpec, cb: R
     let outputFiles: Record<string, Uint8Array> = {};
     if (outcome === 'exited' && spec.outputFiles.length > 0) {
       const text = await core.readNamespacedPodLog({ name: podName, namespace: ns, container: POD_NAMES.output });
-      outputFiles = await parseOutputLog(String(text ?? ''), spec.outputFiles, spec.outputLimits);
+      outputFiles = await parseOutputLog(String(text ?? ''), spec.outputFiles, spec.outputLimits, cb.onOutputFile);
     }
     keep = outcome === 'exited' && !spec.delete && !podGone;
     log?.info({ pod: podName, exitCode, outcome, kept: keep }, 'task pod finished');
