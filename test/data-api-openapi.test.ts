@@ -47,9 +47,11 @@ describe('the generated Data API document', () => {
     t.clock.set(new Date());
     await t.app.listen({ port, host: '127.0.0.1' });
     admin = await signInAdmin(t);
-    await admin.browser.post('/api/workspaces/default/queries', {
+    const made = await admin.browser.post('/api/workspaces/default/queries', {
       sql: "CREATE TABLE sales AS SELECT region, amount::BIGINT AS total, amount * 1.5 AS score, DATE '2026-01-01' AS day FROM (VALUES ('north', 10), ('south', 20)) v(region, amount)",
+      wait_ms: 60_000,
     });
+    assert.equal(made.json().state, 'SUCCEEDED', made.body);
     const pub = await admin.browser.put(`${M}/endpoints/sales`, {
       description: 'sales per region',
       sql: 'SELECT region, total, score::DOUBLE AS score, day, total > 15 AS big FROM sales WHERE total >= $min_total AND (region = $region OR $region = \'all\') ORDER BY total',

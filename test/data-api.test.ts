@@ -41,6 +41,7 @@ describe('Data API endpoints', () => {
     admin = await signInAdmin(t);
     const made = await admin.browser.post('/api/workspaces/default/queries', {
       sql: "CREATE TABLE sales AS SELECT * FROM (VALUES ('north', 10), ('south', 20), ('north', 30), ('east', 40), ('west', 50)) v(region, amount)",
+      wait_ms: 60_000,
     });
     assert.equal(made.json().state, 'SUCCEEDED', made.body);
   });

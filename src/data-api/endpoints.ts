@@ -3,7 +3,7 @@
 // nothing. Old versions stay callable by consumers that pin them (?version=N) until the endpoint
 // is deleted.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../db/index.js';
+import { queryPrepared, type Db } from '../db/index.js';
 import type { Clock } from '../clock.js';
 import { badRequest, isUniqueViolation, conflict, notFound } from '../errors.js';
 import { checkSpecs, type ParamSpec } from './params.js';
@@ -78,14 +78,14 @@ async function readVersion(db: Db, endpointId: string, version: number) {
   return v ? { engine: v.engine, sql: v.sql, params: v.params, description: v.description, created_at: v.created_at, columns: v.columns } : undefined;
 }
 
+// Every call reads its version: a named prepared statement, parsed and planned once per connection.
+const FIND_VERSION = `SELECT e.id, e.name, e.latest_version, v.version, v.engine, v.sql, v.params, v.description, v.created_at, v.columns
+  FROM data_api_endpoints e JOIN data_api_versions v ON v.endpoint_id = e.id AND v.version = COALESCE($3::integer, e.latest_version)
+  WHERE e.workspace_id = $1 AND e.name = $2`;
+
 /** One version of an endpoint (the latest when `version` is undefined); 404 naming what is missing. */
 export async function findVersion(db: Db, workspaceId: string, name: string, version?: number): Promise<EndpointVersion> {
-  const row = await db.selectFrom('data_api_endpoints as e')
-    .innerJoin('data_api_versions as v', (j) => j.onRef('v.endpoint_id', '=', 'e.id'))
-    .select(['e.id', 'e.name', 'e.latest_version', 'v.version', 'v.engine', 'v.sql', 'v.params', 'v.description', 'v.created_at', 'v.columns'])
-    .where('e.workspace_id', '=', workspaceId).where('e.name', '=', name)
-    .where((eb) => version === undefined ? eb('v.version', '=', eb.ref('e.latest_version')) : eb('v.version', '=', version))
-    .executeTakeFirst();
+  const [row] = await queryPrepared<EndpointVersion>(db, 'svc_data_api_version', FIND_VERSION, [workspaceId, name, version ?? null]);
   if (row) return row;
   if (version !== undefined && await db.selectFrom('data_api_endpoints').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()) {
     throw notFound(`endpoint ${name} has no version ${version}`);
