@@ -117,6 +117,8 @@ tasks:
     const e = await waitEnded(t, b, WS, await run(b, WS, 'team', 'twofiles'), 60_000);
     assert.equal(e.state, 'FAILED');
     assert.equal(e.task_runs[0].error, 'output files total over workflow.storage.max_task_bytes (1500)');
+    // the first file was uploaded while it was read; the failed attempt removes it again
+    assert.deepEqual((await b.get(`/workflows/v1/${WS}/executions/${e.id}/files`)).json().files, []);
   });
 
   test('namespace files: max_file_bytes answers 413, max_namespace_files caps the count', async () => {
