@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { saveFlow, run } from './helpers/workflows.js';
-import { advance, createdSnapshot, stepContext } from '../src/workflows/orchestrator.js';
+import { advance, createdSnapshot, readSnapshot, stepContext } from '../src/workflows/orchestrator.js';
 import { runTaskRunJob } from '../src/workflows/task-run.js';
 import { requestKill } from '../src/workflows/executions.js';
 import { TaskLog } from '../src/workflows/logs.js';
@@ -117,4 +117,34 @@ test('task log lines the database refuses are reported in the server log with a 
   assert.match(String(warned[0].obj.err), /foreign key/);
   assert.ok(!JSON.stringify(warned[0].obj).includes('two'), 'the lines themselves stay out of the server log');
   assert.deepEqual(await log.finish(), []);
+});
+
+test('a foreach step reads as many task runs after N finished iterations as after 2N: finished iterations stay out of the read', async () => {
+  const n = 4;
+  const values = Array.from({ length: 3 * n }, (_, i) => i).join(', ');
+  await saveFlow(b, 'default', `id: many\nnamespace: race\ntasks:\n  - id: each\n    type: foreach\n    values: [${values}]\n    tasks:\n      - id: x\n        type: output\n        values: { v: '{{ taskrun.value }}' }\n      - id: y\n        type: output\n        values: { w: '{{ outputs.x.v }}' }\n  - id: after\n    type: output\n    values: { n: 1 }\n`);
+  const id = await run(b, 'default', 'race', 'many');
+  await advance(t.services, stepContext(t.services.db), id);
+  const read: number[] = [];
+  for (let i = 0; i < 3 * n; i++) {
+    for (const task of ['x', 'y']) {
+      const queued = (await runs(id)).filter((r) => r.state === 'QUEUED');
+      assert.equal(queued.length, 1);
+      assert.equal(queued[0].task_id, task);
+      await runTaskRunJob(t.services, stepContext(t.services.db), null, 'w', job(queued[0]));
+    }
+    // the rows the next step of this execution reads
+    read[i + 1] = (await readSnapshot(t.services.db, id))!.runs.length;
+  }
+  assert.equal(read[2 * n], read[n]);
+  const [after] = (await runs(id)).filter((r) => r.state === 'QUEUED');
+  assert.equal(after.task_id, 'after');
+  await runTaskRunJob(t.services, stepContext(t.services.db), null, 'w', job(after));
+  // and every iteration ran as before, each seeing its own sibling
+  const all = await runs(id);
+  const ys = all.filter((r) => r.task_id === 'y').map((r) => (r.outputs as { w: unknown }).w).sort((p, q) => Number(p) - Number(q));
+  assert.deepEqual(ys, Array.from({ length: 3 * n }, (_, i) => i));
+  const e = await exec(id);
+  assert.equal(e.state, 'SUCCESS');
+  assert.deepEqual(e.outputs, { after: { n: 1 } });
 });

@@ -54,6 +54,10 @@ export interface ExecutionsTable {
   created_at: CreatedAt;
   started_at: NullableTs;
   ended_at: NullableTs;
+  /** in a finished iteration of an outermost foreach: left out of a step's read */
+  settled: Generated<boolean>;
+  /** of a foreach run: how many of its first iterations are settled */
+  settled_iterations: Generated<number>;
 }
 
 export interface TaskRunsTable {

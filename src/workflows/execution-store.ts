@@ -1,6 +1,7 @@
 // The executions store: the SQL of an orchestration step. One statement reads an execution and
 // its task runs (a snapshot); one statement applies a plan with the outcome that prompted it,
-// guarded by the execution's version and the outcome's lease (see APPLY).
+// guarded by the execution's version and the outcome's lease (see APPLY). Runs of settled
+// iterations (planner/tasks/foreach.ts) are left out of the read, so it does not grow with them.
 import { sql } from 'kysely';
 import { queryPrepared, type Db } from '../db/index.js';
 import type { Outcome, Plan, Run, Snapshot } from './planner/types.js';
@@ -8,8 +9,8 @@ import type { Outcome, Plan, Run, Snapshot } from './planner/types.js';
 const READ = `
   SELECT e.id, e.workspace_id, e.namespace, e.flow_id, e.flow_revision, e.inputs, e.created_at, e.state, e.version,
     e.kill_requested_at, e.ended_at,
-    (SELECT json_agg(r) FROM (SELECT id, parent_id, task_id, path, state, outputs, iteration, error, attempt, ended_at
-       FROM task_runs WHERE execution_id = e.id) r) AS runs
+    (SELECT json_agg(r) FROM (SELECT id, parent_id, task_id, path, state, outputs, iteration, error, attempt, ended_at, settled_iterations
+       FROM task_runs WHERE execution_id = e.id AND NOT settled) r) AS runs
   FROM executions e WHERE e.id = $1`;
 
 /** Reads an execution and its task runs in one statement (one snapshot); undefined when it is gone. */
@@ -28,7 +29,9 @@ export async function readSnapshot(db: Db, executionId: string): Promise<Snapsho
  * ($5). Every write runs only when both did. The execution is always locked first, so steps never
  * deadlock with each other.
  *   $1 execution  $2 version  $3 outcome's run  $6 outcome  $7 its last log lines
- *   $8 execution fields  $9 new task runs  $10 changed task runs
+ *   $8 execution fields  $9 new task runs  $10 changed task runs  $11 iterations settled (`path[k]/`)
+ * A run under a settled iteration is marked settled by the write that touches it (oc, ins, upd)
+ * or else by `st`, so no row is updated twice in the statement.
  */
 const APPLY = `
   WITH lk AS MATERIALIZED (SELECT id FROM executions WHERE id = $1 AND version = $2::bigint FOR UPDATE),
@@ -41,7 +44,8 @@ const APPLY = `
   o AS MATERIALIZED (SELECT * FROM jsonb_to_record($6::jsonb) AS o(state text, attempt_state text, outputs jsonb, error text, attempt int,
     started_at timestamptz, ended_at timestamptz, run_ended_at timestamptz, worker text, reason text, log_lines int, log_bytes bigint, withheld int)),
   oc AS (UPDATE task_runs t SET state = o.state, outputs = o.outputs, error = o.error, attempt = o.attempt,
-      started_at = COALESCE(t.started_at, o.started_at), ended_at = o.run_ended_at, lease_token = NULL, lease_until = NULL
+      started_at = COALESCE(t.started_at, o.started_at), ended_at = o.run_ended_at, lease_token = NULL, lease_until = NULL,
+      settled = EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(t.path, s))
     FROM tr, o WHERE t.id = tr.id RETURNING t.id),
   att AS (INSERT INTO task_run_attempts (task_run_id, attempt, state, worker, reason, started_at, ended_at, log_lines, log_bytes, withheld)
     SELECT oc.id, o.attempt, o.attempt_state, o.worker, o.reason, o.started_at, o.ended_at, o.log_lines, o.log_bytes, o.withheld FROM oc, o
@@ -51,13 +55,20 @@ const APPLY = `
   ex AS (UPDATE executions e SET version = e.version + 1, state = COALESCE(p.state, e.state), started_at = COALESCE(e.started_at, p.started_at),
       ended_at = COALESCE(p.ended_at, e.ended_at), outputs = COALESCE(p.outputs, e.outputs), error = CASE WHEN p.ended_at IS NULL THEN e.error ELSE p.error END
     FROM go, jsonb_to_record($8::jsonb) AS p(state text, started_at timestamptz, ended_at timestamptz, outputs jsonb, error text) WHERE e.id = $1),
-  ins AS (INSERT INTO task_runs (id, execution_id, parent_id, task_id, path, state, iteration, outputs, error, created_at, started_at, dispatched_at, ended_at)
-    SELECT n.id, $1, n.parent_id, n.task_id, n.path, n.state, n.iteration, COALESCE(n.outputs, '{}'::jsonb), n.error, n.created_at, n.started_at, n.dispatched_at, n.ended_at
+  ins AS (INSERT INTO task_runs (id, execution_id, parent_id, task_id, path, state, iteration, outputs, error, created_at, started_at, dispatched_at, ended_at,
+      settled, settled_iterations)
+    SELECT n.id, $1, n.parent_id, n.task_id, n.path, n.state, n.iteration, COALESCE(n.outputs, '{}'::jsonb), n.error, n.created_at, n.started_at, n.dispatched_at, n.ended_at,
+      EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(n.path, s)), COALESCE(n.settled_iterations, 0)
     FROM go, jsonb_to_recordset($9::jsonb) AS n(id uuid, parent_id uuid, task_id text, path text, state text, iteration jsonb, outputs jsonb, error text,
-      created_at timestamptz, started_at timestamptz, dispatched_at timestamptz, ended_at timestamptz)),
+      created_at timestamptz, started_at timestamptz, dispatched_at timestamptz, ended_at timestamptz, settled_iterations int)),
   upd AS (UPDATE task_runs t SET state = u.state, outputs = COALESCE(u.outputs, '{}'::jsonb), error = u.error, ended_at = u.ended_at,
-      lease_token = CASE WHEN u.ended_at IS NULL THEN t.lease_token END, lease_until = CASE WHEN u.ended_at IS NULL THEN t.lease_until END
-    FROM go, jsonb_to_recordset($10::jsonb) AS u(id uuid, state text, outputs jsonb, error text, ended_at timestamptz) WHERE t.id = u.id)
+      lease_token = CASE WHEN u.ended_at IS NULL THEN t.lease_token END, lease_until = CASE WHEN u.ended_at IS NULL THEN t.lease_until END,
+      settled_iterations = COALESCE(u.settled_iterations, t.settled_iterations),
+      settled = EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(t.path, s))
+    FROM go, jsonb_to_recordset($10::jsonb) AS u(id uuid, state text, outputs jsonb, error text, ended_at timestamptz, settled_iterations int) WHERE t.id = u.id),
+  st AS (UPDATE task_runs t SET settled = true FROM go
+    WHERE cardinality($11::text[]) > 0 AND t.execution_id = $1 AND NOT t.settled AND EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(t.path, s))
+      AND t.id IS DISTINCT FROM $3::uuid AND t.id NOT IN (SELECT c.id FROM jsonb_to_recordset($10::jsonb) AS c(id uuid)))
   SELECT EXISTS (SELECT 1 FROM lk) AS locked, EXISTS (SELECT 1 FROM go) AS claimed`;
 
 export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Outcome): Promise<{ locked: boolean; claimed: boolean }> {
@@ -69,15 +80,16 @@ export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Ou
   };
   const inserts = plan.inserts.map((r) => ({
     id: r.id, parent_id: r.parent_id, task_id: r.task_id, path: r.path, state: r.state, iteration: r.iteration, outputs: r.outputs, error: r.error,
+    settled_iterations: r.settled_iterations,
     // new runs are queued leaves or flowable tasks, which start at once
     created_at: now, started_at: r.state === 'QUEUED' ? null : now, dispatched_at: r.state === 'QUEUED' ? now : null, ended_at: r.ended_at,
   }));
   const changed = [...plan.changed].filter((r) => r.id !== outcome?.runId)
-    .map((r) => ({ id: r.id, state: r.state, outputs: r.outputs, error: r.error, ended_at: r.ended_at }));
+    .map((r) => ({ id: r.id, state: r.state, outputs: r.outputs, error: r.error, ended_at: r.ended_at, settled_iterations: r.settled_iterations }));
   const [res] = await queryPrepared<{ locked: boolean; claimed: boolean }>(db, 'svc_step_apply', APPLY, [
     snap.exec.id, snap.exec.version, outcome?.runId ?? null,
     outcome && 'lease' in outcome.guard ? outcome.guard.lease : null, outcome && 'prevAttempt' in outcome.guard ? outcome.guard.prevAttempt : null,
-    JSON.stringify(o ?? {}), JSON.stringify(outcome?.log.rows ?? []), JSON.stringify(plan.exec), JSON.stringify(inserts), JSON.stringify(changed),
+    JSON.stringify(o ?? {}), JSON.stringify(outcome?.log.rows ?? []), JSON.stringify(plan.exec), JSON.stringify(inserts), JSON.stringify(changed), plan.settled,
   ]);
   return res;
 }

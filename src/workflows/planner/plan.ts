@@ -24,7 +24,7 @@ export async function plan(def: FlowDef | undefined, snap: Snapshot, outcome: Ou
   const byPath = new Map<string, Run>(snap.runs.map((r) => [r.path, r.id === outcome?.runId ? {
     ...r, state: outcome.state, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt, ended_at: outcome.state === 'RETRYING' ? null : outcome.endedAt,
   } : { ...r }]));
-  const p: Plan = { runs: [], inserts: [], changed: new Set(), exec: {}, leaves: [], ended: null, now };
+  const p: Plan = { runs: [], inserts: [], changed: new Set(), exec: {}, leaves: [], settled: [], ended: null, now };
   const { exec } = snap;
   // A run that will retry changes nothing else; an ended execution only records late outcomes.
   if (!needsDefinition(snap, outcome)) { p.runs = [...byPath.values()]; return p; }
@@ -47,6 +47,8 @@ export async function plan(def: FlowDef | undefined, snap: Snapshot, outcome: Ou
     p.ended = state;
   }
   p.runs = [...byPath.values()];
+  // Runs of iterations settled in this step leave the snapshot as they leave the next read.
+  if (p.settled.length > 0) p.runs = p.runs.filter((r) => !p.settled.some((s) => r.path.startsWith(s)));
   return p;
 }
 
@@ -63,6 +65,7 @@ class Walk implements Walker {
   taskAt(path: string): TaskDef | undefined { return this.byTaskPath.get(path); }
   has(path: string): boolean { return this.byPath.has(path); }
   note(path: string, task: TaskDef): void { this.byTaskPath.set(path, task); }
+  settled(iteration: string): void { this.plan.settled.push(`${iteration}/`); }
 
   sequence(tasks: TaskDef[], base: string, parentId: string | null, iteration: Iteration | undefined): Promise<Status> {
     return inOrder(tasks.length, (i) => this.task(tasks[i], base === '' ? String(i) : `${base}/${i}`, parentId, iteration));

@@ -8,7 +8,11 @@ import type { ExecutionView, RunView } from '../context.js';
 export type Status = 'done' | 'running' | 'failed' | 'killed';
 export const TERMINAL_RUN: TaskRunState[] = ['SUCCESS', 'FAILED', 'KILLED', 'SKIPPED'];
 
-export interface Run extends RunView { id: string; parent_id: string | null; state: TaskRunState; error: string | null; attempt: number; ended_at: Date | null }
+export interface Run extends RunView {
+  id: string; parent_id: string | null; state: TaskRunState; error: string | null; attempt: number; ended_at: Date | null;
+  /** of a foreach run: its first iterations that are settled (left out of the snapshot) */
+  settled_iterations?: number;
+}
 
 /** An execution and its task runs as one statement read them. */
 export interface Snapshot {
@@ -50,6 +54,8 @@ export interface Plan {
   changed: Set<Run>;
   exec: { state?: ExecutionState; started_at?: Date; ended_at?: Date; outputs?: Record<string, unknown>; error?: string | null };
   leaves: LeafDispatch[];
+  /** iterations (`path[k]/`) settled in this step: their runs leave the snapshot */
+  settled: string[];
   ended: ExecutionState | null;
   now: Date;
 }

@@ -21,6 +21,23 @@ export const foreachTask: FlowableTask = async (w, task, run, path, iteration) =
   const list = values;
   const base = (k: number) => `${path}[${k}]`;
   const concurrency = Math.min((task.concurrency as number | undefined) ?? 1, w.limits.foreachMaxConcurrency);
-  return concurrently(list.length, concurrency, w.killing,
-    (k) => w.has(`${base(k)}/0`), (k) => w.sequence(task.tasks as TaskDef[], base(k), run.id, { value: list[k], index: k }));
+  // The first `from` iterations finished in earlier steps: their runs are not in the snapshot.
+  const from = run.settled_iterations ?? 0;
+  const done = new Set<number>();
+  const status = await concurrently(list.length, concurrency, w.killing,
+    (k) => k < from || w.has(`${base(k)}/0`),
+    async (k) => {
+      const s = await w.sequence(task.tasks as TaskDef[], base(k), run.id, { value: list[k], index: k });
+      if (s === 'done') done.add(k);
+      return s;
+    }, undefined, from);
+  // An outermost foreach settles its finished iterations in order: templates see the runs of an
+  // iteration only from inside it (context.ts outputsFor), and nothing runs there again. A nested
+  // foreach settles none (its enclosing iteration may still read its runs).
+  if (!path.includes('[')) {
+    let next = from;
+    while (done.has(next)) w.settled(base(next++));
+    if (next > from) { run.settled_iterations = next; w.changed(run); }
+  }
+  return status;
 };

@@ -22,6 +22,8 @@ export interface Walker {
   task(task: TaskDef, path: string, parentId: string | null, iteration: Iteration | undefined): Promise<Status>;
   /** notes the task at a path not visited in this step */
   note(path: string, task: TaskDef): void;
+  /** marks a finished iteration (`path[k]`) of an outermost foreach settled */
+  settled(iteration: string): void;
   /** renders a template value for the run of a flowable task */
   render: (value: unknown, run: Run, path: string, iteration: Iteration | undefined) => ReturnType<Render>;
   /** marks a run changed in this step */
