@@ -6,10 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { signInAdmin, type Admin } from './helpers/workflow.js';
 import { APP_COOKIE, buildAppsOrigin } from '../src/api/apps-origin.js';
+import { createLocalUser } from '../src/identity/users.js';
+import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
 
 const APPS = 'https://apps.example.test';
 const SERVICE = 'https://svc.example.test';
@@ -197,5 +199,22 @@ describe('the query gateway', () => {
     assert.equal((await query(other, { sql: 'SELECT 1' })).statusCode, 200, 'the hold is per token');
     t.clock.advance(1_000);
     assert.equal((await query(token, { sql: 'SELECT 1' })).statusCode, 200, 'after one full window from the refusal');
+  });
+
+  test('a viewer runs the published app with their own rights, not the author\'s; a revoked grant ends it', async () => {
+    const u = await createLocalUser(t.services.db, { email: 'vi@example.com', password: 'password-of-vi' });
+    const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+    await grantWorkspaceRoleToUser(t.services.db, ws.id, u.id, 'ws_viewer', null, t.clock.now());
+    const viewer = new Browser(t, '198.51.100.40');
+    assert.equal((await viewer.login('vi@example.com', 'password-of-vi')).statusCode, 200);
+    assert.equal((await viewer.post(`${A}/${appId}/tickets`, { mode: 'edit' })).statusCode, 403, 'a viewer never opens edit mode');
+    const token = await openApp(viewer);
+    const write = await query(token, { sql: 'CREATE TABLE t AS SELECT 1' });
+    assert.equal(write.statusCode, 400, 'a viewer reads only, whatever the app asks');
+    assert.equal((await query(token, { sql: 'SELECT 1 AS one' })).json().rows[0][0], 1);
+    await t.services.db.deleteFrom('workspace_role_grants').where('user_id', '=', u.id).execute();
+    t.services.access.forget(['*']);
+    const gone = await query(token, { sql: 'SELECT 1' });
+    assert.equal(gone.statusCode, 403, 'rights are read at each call');
   });
 });
