@@ -140,6 +140,7 @@ describe('app tickets and tokens', () => {
     }
     const ui = await admin.browser.get('/');
     assert.match(ui.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
+    assert.match(ui.headers['content-security-policy'] as string, new RegExp(`; frame-src ${APPS}$`), 'the console may frame the apps origin, and only it');
   });
 });
 

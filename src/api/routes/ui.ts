@@ -62,7 +62,7 @@ async function isFile(file: string): Promise<boolean> {
   try { return (await stat(file)).isFile(); } catch { return false; }
 }
 
-export function uiRoutes(_ctx: AppContext): FastifyPluginAsyncZod {
+export function uiRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     // serve: false: only the two routes below send files, after their own checks.
     await app.register(fastifyStatic, {
@@ -70,7 +70,9 @@ export function uiRoutes(_ctx: AppContext): FastifyPluginAsyncZod {
     });
 
     function securityHeaders(reply: FastifyReply): void {
-      reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
+      // The console frames data apps (docs/apps.md): their origin, and only it, may be a frame.
+      const apps = ctx.services().config.apps.origin;
+      reply.header('content-security-policy', apps ? `${CONTENT_SECURITY_POLICY}; frame-src ${apps}` : CONTENT_SECURITY_POLICY);
       reply.header('x-content-type-options', 'nosniff');
       reply.header('referrer-policy', 'same-origin');
       reply.header('x-frame-options', 'DENY');
