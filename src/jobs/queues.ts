@@ -39,6 +39,8 @@ export function jobOptions(def: QueueDef<unknown>, extra: JobsOptions = {}): Job
 // and more failed ones (5,000) for diagnosis; periodic housekeeping keeps a short history.
 const KEEP = { removeOnComplete: { count: 1_000 }, removeOnFail: { count: 5_000 } } as const;
 const SCHEDULED = { removeOnComplete: 100, removeOnFail: 100 } as const;
+/** Sweeps that run every reaper interval: a short history is enough. */
+const SWEEPS = { removeOnComplete: 10, removeOnFail: 10 } as const;
 const RETRIED = { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } } as const;
 
 /** Payload of the `executions` queue; `created` is the execution as created (a start job). */
@@ -62,8 +64,7 @@ export const QUEUES = {
     name: 'executions',
     description: 'start / advance / kill of an execution: the orchestrator (plus the recovery sweep)',
     jobOptions: KEEP,
-    // the sweep runs every reaper interval: a short history is enough
-    scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
+    scheduledJobOptions: SWEEPS,
   }),
   taskRuns: defineQueue<TaskRunJobData>({
     name: 'task-runs',
@@ -94,13 +95,13 @@ export const QUEUES = {
     description: 'recorded SQL queries (run), the sweep of runs whose replica stopped, result retention',
     // one attempt: a query may change data, so a lost run is recorded FAILED, never run again
     jobOptions: { ...KEEP, attempts: 1 },
-    scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
+    scheduledJobOptions: SWEEPS,
   }),
   engines: defineQueue<EngineJobData>({
     name: 'engines',
     description: 'provisioning transitions of query engines (up, stop, remove) and the sweep that re-queues lost ones',
     jobOptions: KEEP,
-    scheduledJobOptions: { removeOnComplete: 10, removeOnFail: 10 },
+    scheduledJobOptions: SWEEPS,
   }),
   automation: defineQueue<AutomationJob>({
     name: 'automation',

@@ -20,8 +20,9 @@
 // resources.ts, names.ts, kept.ts.
 import type { Logger } from 'pino';
 import { CoreV1Api, KubeConfig, Log } from '@kubernetes/client-node';
-import type { ContainerRunner, Resources } from '../types.js';
+import type { ContainerRunner } from '../types.js';
 import { checkResources } from './resources.js';
+import type { PodSpecOptions } from './pod-spec.js';
 import { podApi } from './pod-api.js';
 import { runTaskPod } from './run.js';
 import { removeKeptPods } from './kept.js';
@@ -31,15 +32,9 @@ export { normaliseQuantity, parseQuantity, effectiveResources } from './resource
 export { INPUT_SCRIPT, OUTPUT_SCRIPT } from './scripts.js';
 export { parseOutputLog } from './output-log.js';
 
-export interface ClusterRunnerOptions {
+export interface ClusterRunnerOptions extends PodSpecOptions {
   /** Defaults to `loadFromDefault()` (in-cluster service account or ~/.kube/config). */
   kubeConfig?: KubeConfig;
-  namespace: string;
-  defaultResources: Resources;
-  maxResources: Resources;
-  runAsUser: number;
-  imagePullSecrets: string[];
-  helperImage: string;
   log?: Logger;
   /** Interval of pod status reads (default 1000 ms). */
   pollMs?: number;
