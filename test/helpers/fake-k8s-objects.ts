@@ -7,6 +7,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
+import { readBody } from './fake-k8s.js';
 
 export interface RecordedCall { method: string; path: string; contentType: string; body: any }
 
@@ -93,11 +94,7 @@ export class FakeKubernetesObjects {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString();
-    let body: any;
-    try { body = raw ? JSON.parse(raw) : undefined; } catch { body = raw; }
+    const body = await readBody(req);
     const method = req.method ?? 'GET';
     this.calls.push({ method, path: url.pathname, contentType: String(req.headers['content-type'] ?? ''), body });
     if (req.headers.authorization !== 'Bearer t') return this.fail(res, 401, 'Unauthorized', 'Unauthorized');

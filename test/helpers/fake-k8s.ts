@@ -21,6 +21,14 @@ import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 
+/** A request's body as the API server would read it: JSON when it parses, else the raw text. */
+export async function readBody(req: http.IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const raw = Buffer.concat(chunks).toString();
+  try { return raw ? JSON.parse(raw) : undefined; } catch { return raw; }
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -143,11 +151,7 @@ export class FakeKubernetes {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString();
-    let body: any;
-    try { body = raw ? JSON.parse(raw) : undefined; } catch { body = raw; }
+    const body = await readBody(req);
     const rec: RecordedRequest = {
       method: req.method ?? 'GET',
       path: url.pathname,
