@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig, startupChecks } from '../src/config/index.js';
 
-interface Service { image?: string; build?: string; ports?: string[]; environment?: Record<string, string>; depends_on?: Record<string, { condition: string }>; entrypoint?: string[] }
+interface Service { restart?: string; healthcheck?: { test: string[] }; image?: string; build?: string; ports?: string[]; environment?: Record<string, string>; depends_on?: Record<string, { condition: string }>; entrypoint?: string[] }
 const compose = parse(await readFile('compose.yaml', 'utf8')) as { services: Record<string, Service> };
 const readme = await readFile('README.md', 'utf8');
 
@@ -50,4 +50,17 @@ test("svc's environment is a configuration svc accepts (every key known, startup
   assert.equal(config.storage.endpoint, 'http://s3:9000');
   assert.ok(config.workflow.worker_enabled && config.workflow.scheduler_enabled);
   assert.equal(Buffer.from(env.SVC_SECRETS__MASTER_KEY, 'base64').length, 32);
+});
+
+// podman-compose 1.0 (Debian 12's) starts every service at once, ignoring depends_on conditions,
+// and turns a CMD healthcheck list into `/bin/sh -c 'redis-cli'' ''ping'`, one word that is no
+// command, so the service never turns healthy.
+test('the file works with podman-compose 1.0 too: services that need others restart until they answer, healthchecks are shell strings', () => {
+  assert.equal(compose.services.svc.restart, 'on-failure');
+  assert.equal(compose.services['s3-bucket'].restart, 'on-failure');
+  for (const [name, s] of Object.entries(compose.services)) {
+    if (!s.healthcheck) continue;
+    assert.equal(s.healthcheck.test[0], 'CMD-SHELL', name);
+    assert.equal(s.healthcheck.test.length, 2, name);
+  }
 });

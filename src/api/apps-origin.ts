@@ -13,6 +13,8 @@ import { gatewayQuery } from '../apps/gateway.js';
 import { MAX_SQL_BYTES } from '../queries/run.js';
 import type { QueryParams } from '../queries/types.js';
 import { DomainError } from '../errors.js';
+import { appProxy } from './apps-proxy.js';
+import type { PodLauncher } from '../apps/pods.js';
 
 export const APP_COOKIE = '__Host-svc_app';
 /** A gateway call carries SQL of up to MAX_SQL_BYTES plus its parameters. */
@@ -40,9 +42,13 @@ function openPage(serviceOrigin: string, ticket: string, nonce: string): string 
   return `<!doctype html><html><head><meta charset="utf-8"><title>Opening app</title></head><body>Opening app…<script nonce="${nonce}">${js}</script></body></html>`;
 }
 
-export interface AppsOriginOptions { services: Services }
+export interface AppsOriginOptions {
+  services: Services;
+  /** Replaces the configured pod launcher (tests on an in-test Kubernetes API server). */
+  podLauncher?: PodLauncher;
+}
 
-export async function buildAppsOrigin({ services }: AppsOriginOptions): Promise<FastifyInstance> {
+export async function buildAppsOrigin({ services, podLauncher }: AppsOriginOptions): Promise<FastifyInstance> {
   const cfg = services.config.apps;
   const app = Fastify({ logger: false, bodyLimit: MAX_BODY, trustProxy: false });
   await app.register(fastifyCookie);
@@ -123,6 +129,10 @@ export async function buildAppsOrigin({ services }: AppsOriginOptions): Promise<
     const r = await gatewayQuery({ engines: services.queryEngines, config: services.config, access: services.access }, b, { engine, sql: body.sql, params: params as QueryParams });
     return { columns: r.columns, rows: r.rows, truncated: r.truncated };
   });
+
+  // Everything else is the app itself, served by the session's pod (in its own context: bodies
+  // are streamed to the pod, not parsed).
+  await app.register(appProxy, { services, tickets, cookie: APP_COOKIE, launcher: podLauncher });
 
   return app;
 }

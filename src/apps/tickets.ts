@@ -22,6 +22,8 @@ interface TicketRecord { b: AppBinding; secret: string; exp: number }
 interface TokenRecord { b: AppBinding; minted: number; used: number }
 
 const sha = (s: string) => createHash('sha256').update(s).digest('base64url');
+/** How a token is named outside Redis's token records (rate limits, pod seats): its SHA-256. */
+export const tokenHash = sha;
 const fresh = () => randomBytes(32).toString('base64url');
 const sameHash = (a: string, b: string) => {
   const x = Buffer.from(a);

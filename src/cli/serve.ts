@@ -25,10 +25,12 @@ export interface StartOptions {
   drainMs?: number;
   /** Extra route plugins (test fixtures only). */
   plugins?: FastifyPluginAsync[];
+  /** BullMQ key prefix (tests running several servers on one Redis give each its own). */
+  queuePrefix?: string;
 }
 
 export async function startServer(cfg: Config, opts: StartOptions = {}): Promise<RunningServer> {
-  const services = createServices(cfg);
+  const services = createServices(cfg, { queuePrefix: opts.queuePrefix });
   const log = services.log;
   try {
     const { applied } = await migrateToLatest(services.db, cfg.database.url);

@@ -10,6 +10,8 @@ import { provisionerOf } from '../engines/engines.js';
 import { createProvisioner } from '../engines/provisioner.js';
 import { engineTlsInsecure, TLS_INSECURE_WARNING } from '../engines/tls.js';
 import { startAutomationWorker } from './automation-worker.js';
+import { startCatalogPurgeWorker } from '../catalog/purge.js';
+import { startAppPodWorker } from './app-pod-worker.js';
 
 export async function startLoops(services: Services): Promise<void> {
   const log = services.logging.module('svc::jobs');
@@ -40,4 +42,9 @@ export async function startLoops(services: Services): Promise<void> {
     services.onClose(() => triggers.close());
   }
   await startAutomationWorker(services);
+  if (services.config.catalog.enabled) startCatalogPurgeWorker(services);
+  if (services.config.apps.pod.launcher !== 'none') {
+    const pods = await startAppPodWorker(services);
+    if (pods) services.onClose(() => pods.close());
+  }
 }

@@ -51,13 +51,21 @@ export interface TaskRunJobData { taskRunId: string; executionId: string; attemp
 export interface QueryJob { queryId?: string }
 /** Payload of the `engines` queue: the engine whose transition to run (the `sweep` job carries ''). */
 export interface EngineJobData { engineId: string }
-/** Payload of the `triggers` queue: `execution-ended` names the execution; `trigger-tick` carries nothing. */
-export interface TriggerJob { executionId?: string }
+/** Payload of the `triggers` queue: `execution-ended` names the execution, or the executions that ended together; `trigger-tick` carries nothing. */
+export interface TriggerJob { executionId?: string; executionIds?: string[] }
 
 /** Payload of the `automation` queue: `evaluate` names the alert or report and its slot; `automation-tick` carries nothing. */
 export interface AutomationJob { automationId?: string; slot?: string; manual?: boolean }
+/**
+ * Payload of the `catalog-purge` queue: a table dropped with purgeRequested, whose files are
+ * removed: everything under `location`, and the `files` its metadata named outside it.
+ */
+export interface CatalogPurgeJob { tableId: string; workspace: string; table: string; location: string; files: string[]; requestedBy: string }
 /** Payload of the `automation-deliveries` queue: one notification to one recipient. */
 export interface DeliveryJob { deliveryId: string }
+
+/** Payload of the `app-pods` queue: `launch` names the pod and its launch; the `stop-idle` scheduler carries nothing. */
+export interface AppPodJob { key?: string; id?: string }
 
 export const QUEUES = {
   executions: defineQueue<ExecutionJob>({
@@ -115,6 +123,18 @@ export const QUEUES = {
     description: 'one notification to one recipient of an alert or report (webhook, Slack), retried with back-off',
     // 6 attempts: 5, 10, 20, 40, 80 s apart (docs/alerts.md "Delivery")
     jobOptions: { ...KEEP, attempts: 6, backoff: { type: 'exponential', delay: 5_000 } },
+  }),
+  catalogPurge: defineQueue<CatalogPurgeJob>({
+    name: 'catalog-purge',
+    description: 'files of catalog tables dropped with purgeRequested=true, removed from the object store (job id purge-<table id>)',
+    jobOptions: { ...KEEP, ...RETRIED },
+  }),
+  appPods: defineQueue<AppPodJob>({
+    name: 'app-pods',
+    description: 'data-app pods: launch one (launch) and stop the ones unused past their idle time (stop-idle)',
+    // one attempt: the person waiting asks for a new launch when this one failed (docs/apps.md "Pods")
+    jobOptions: { ...KEEP, attempts: 1 },
+    scheduledJobOptions: SWEEPS,
   }),
 } as const satisfies Record<string, QueueDef<any>>;
 

@@ -10,6 +10,10 @@
 //     started before the main containers and sent SIGTERM once those ended;
 //   - stdout and stderr of a container form its log, each chunk stamped with one RFC 3339 nano
 //     timestamp (as a container runtime does), served with follow, timestamps and sinceTime;
+//   - a container without a command runs the behaviour's `entrypoint` (the image's); a running
+//     pod gets its own loopback address as status.podIP (127.0.0.2, .3, ...), and an env value of
+//     0.0.0.0 (bind everywhere) becomes that address: pods share the host, so this stands in for
+//     each pod's own network namespace and two pods on one port never meet;
 //   - DELETE with gracePeriodSeconds sends SIGTERM, then SIGKILL after the grace period, and
 //     removes the pod once its processes ended; activeDeadlineSeconds fails the pod with reason
 //     DeadlineExceeded.
@@ -44,6 +48,8 @@ export interface PodBehaviour {
   dropFirstFollowAfterLines?: number;
   /** Replace the command of the first init container: it prints to stderr and exits with this code. */
   failFirstInitWith?: number;
+  /** The image's entrypoint, run for a container that names no command (an app pod's image). */
+  entrypoint?: string[];
 }
 
 interface LogEntry { ts: string; tsMs: number; text: string }
@@ -63,6 +69,8 @@ interface FakePod {
   containers: Map<string, FakeContainer>;
   dir?: string;
   behaviour: PodBehaviour;
+  /** Its own loopback address (see the header). */
+  ip: string;
   followConnections: number;
   deadlineTimer?: NodeJS.Timeout;
   killTimer?: NodeJS.Timeout;
@@ -101,6 +109,7 @@ export class FakeKubernetes {
   readonly deletions: Array<{ name: string; gracePeriodSeconds: number | undefined }> = [];
   behaviour: (pod: any) => PodBehaviour = () => ({});
   port = 0;
+  private podCount = 0;
   private server = http.createServer((req, res) => void this.handle(req, res));
   private readonly binDir = busyboxPath();
   private readonly shell = this.binDir ? join(this.binDir, 'sh') : '/bin/sh';
@@ -296,6 +305,7 @@ export class FakeKubernetes {
       obj,
       containers: new Map(all.map((c: any) => [c.name, { name: c.name, log: [], partial: '', started: false, ended: false, followers: new Set() }])),
       behaviour: this.behaviour(obj),
+      ip: `127.0.${Math.floor((this.podCount + 2) / 254)}.${((this.podCount++ + 2) % 254) + 1}`,
       followConnections: 0,
     };
     this.pods.set(key, pod);
@@ -360,6 +370,7 @@ export class FakeKubernetes {
     }
     if (this.pods.get(key) !== pod || pod.obj.metadata.deletionTimestamp) return;
     pod.obj.status.phase = 'Running';
+    pod.obj.status.podIP = pod.ip;
     const code = await this.runContainer(pod, main, volumeDirs);
     // main ended: the kubelet stops the sidecars, which then end on their own
     for (const c of spec.initContainers ?? []) {
@@ -375,8 +386,8 @@ export class FakeKubernetes {
     for (const vm of c.volumeMounts ?? []) mounts.set(vm.mountPath, volumeDirs.get(vm.name)!);
     const mapPath = (v: string) => mounts.get(v) ?? v;
     const env: Record<string, string> = { PATH: this.toolPath, HOME: '/tmp' };
-    for (const e of c.env ?? []) env[e.name] = mapPath(e.value ?? '');
-    const argv: string[] = [...(c.command ?? []), ...(c.args ?? [])];
+    for (const e of c.env ?? []) env[e.name] = e.value === '0.0.0.0' ? pod.ip : mapPath(e.value ?? '');
+    const argv: string[] = [...(c.command ?? pod.behaviour.entrypoint ?? []), ...(c.args ?? [])];
     if (argv[0] === '/bin/sh') argv[0] = this.shell;
     const cwd = c.workingDir ? mapPath(c.workingDir) : (volumeDirs.values().next().value ?? tmpdir());
     const fc = pod.containers.get(c.name)!;
