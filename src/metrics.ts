@@ -20,6 +20,9 @@ export interface Metrics {
   automationEvaluations: Counter<'kind' | 'outcome'>;
   /** delivery attempts of notifications, by channel and resulting status */
   automationDeliveries: Counter<'channel' | 'status'>;
+  /** Iceberg REST catalog requests, by the specification's operation id and HTTP status */
+  catalogRequests: Counter<'operation' | 'status'>;
+  catalogDuration: Histogram<'operation' | 'status'>;
 }
 
 export function createMetrics(): Metrics {
@@ -52,5 +55,10 @@ export function createMetrics(): Metrics {
     jobFailures: new Counter({ name: 'svc_queue_job_failures_total', help: 'jobs whose processor failed, by queue', labelNames: ['queue'] as const, registers: [registry] }),
     automationEvaluations: new Counter({ name: 'svc_automation_evaluations_total', help: 'alert and report evaluations, by kind and outcome (ok, triggered, error, delivered)', labelNames: ['kind', 'outcome'] as const, registers: [registry] }),
     automationDeliveries: new Counter({ name: 'svc_automation_delivery_attempts_total', help: 'delivery attempts of alert and report notifications, by channel and resulting status (delivered, pending = to be retried, failed, refused by the SSRF gate)', labelNames: ['channel', 'status'] as const, registers: [registry] }),
+    catalogRequests: new Counter({ name: 'svc_catalog_requests_total', help: 'Iceberg REST catalog requests, by operation (the specification\'s operationId: loadTable, updateTable, ...) and HTTP status', labelNames: ['operation', 'status'] as const, registers: [registry] }),
+    catalogDuration: new Histogram({
+      name: 'svc_catalog_request_duration_seconds', help: 'Iceberg REST catalog request latency, by operation and HTTP status', labelNames: ['operation', 'status'] as const, registers: [registry],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    }),
   };
 }

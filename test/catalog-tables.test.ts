@@ -8,6 +8,7 @@ import { IcebergRestCatalog, IcebergError } from 'iceberg-js';
 import { S3Client, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startCatalogApp, workspace, rolePeople, type CatalogApp } from './helpers/catalog.js';
 import { assertSpec } from './helpers/iceberg-spec.js';
+import { claimKey, IN_FLIGHT_STALE_MS } from '../src/catalog/idempotency.js';
 
 let c: CatalogApp;
 let ed: IcebergRestCatalog;
@@ -323,5 +324,40 @@ describe('Idempotency-Key', () => {
     const dropKey = '017f22e2-79b0-7cc3-98c4-dc0c0c073990';
     assert.equal((await http('DELETE', 'v1/sales/namespaces/web/tables/counter', tokens.owner, undefined, { 'idempotency-key': dropKey })).status, 204);
     assert.equal((await http('DELETE', 'v1/sales/namespaces/web/tables/counter', tokens.owner, undefined, { 'idempotency-key': dropKey })).status, 204);
+  });
+
+  test('the same key on concurrent requests: exactly one runs, the others get its answer', async () => {
+    await ed.createTable({ namespace: ['web'] }, { name: 'raced', schema });
+    const key = '017f22e2-79b0-7cc3-98c4-dc0c0c0739a1';
+    const body = `{"requirements":[],"updates":[{"action":"add-snapshot","snapshot":${snapshot('9400000000000000002', 1)}}]}`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => http('POST', 'v1/sales/namespaces/web/tables/raced', tokens.editor, body, { 'idempotency-key': key })));
+    assert.deepEqual(answers.map((a) => a.status), Array(8).fill(200), answers.map((a) => a.text).join('\n'));
+    assert.equal(answers.filter((a) => a.headers.get('idempotent-replayed') !== 'true').length, 1, 'one request ran');
+    assert.equal(new Set(answers.map((a) => a.body['metadata-location'])).size, 1);
+    const now = await http('GET', 'v1/sales/namespaces/web/tables/raced', tokens.editor);
+    assert.equal(now.body.metadata.snapshots.length, 1);
+    assert.equal(now.body.metadata['metadata-log'].length, 1, 'one commit: one previous metadata file');
+  });
+
+  test('a key held by a request still running: a wait, then 409; a claim whose holder died is taken over', async () => {
+    await ed.createTable({ namespace: ['web'] }, { name: 'held', schema });
+    const key = '017f22e2-79b0-7cc3-98c4-dc0c0c0739b2';
+    const path = 'v1/sales/namespaces/web/tables/held';
+    const wh = await c.t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'sales').executeTakeFirstOrThrow();
+    // Another replica's request holds the key (claimed, not answered).
+    assert.equal(await claimKey(c.t.services.db, wh.id, key, `POST /catalog/v1/:prefix/namespaces/:namespace/tables/:table /catalog/${path}`, c.t.clock.now()), true);
+    const body = '{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}';
+    const busy = await http('POST', path, tokens.editor, body, { 'idempotency-key': key });
+    assert.equal(busy.status, 409, busy.text);
+    assert.equal(busy.body.error.type, 'CommitFailedException');
+    assert.match(busy.body.error.message, /still running/);
+    assert.equal((await http('GET', path, tokens.editor)).body.metadata.properties.k, undefined, 'nothing ran');
+    // Its holder died: after IN_FLIGHT_STALE_MS the key is taken over and the request runs once.
+    c.t.clock.advance(IN_FLIGHT_STALE_MS + 1000);
+    const ran = await http('POST', path, tokens.editor, body, { 'idempotency-key': key });
+    assert.equal(ran.status, 200, ran.text);
+    assert.equal(ran.headers.get('idempotent-replayed'), null);
+    const again = await http('POST', path, tokens.editor, body, { 'idempotency-key': key });
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
   });
 });

@@ -84,6 +84,18 @@ export async function catalogCaller(s: Services, p: CatalogPrincipal): Promise<C
   };
 }
 
+/**
+ * The in-process principal, `catalog.system_user`: what the service itself does in the catalog
+ * (a purge job removing a dropped table's files) is done and recorded under this name. It is a
+ * system administrator: every right in every warehouse, not restricted by policies, like the
+ * administration token. It is not an HTTP caller: no token carries it. Governance events name it
+ * by its configured name, so changing the key makes later events name a different administrator.
+ */
+export function systemCaller(s: Services): CatalogCaller {
+  const name = s.config.catalog.system_user;
+  return { actorId: null, actor: name, roleIn: async () => ({ role: 'ws_admin', why: `${name} is the in-process system principal` }), subject: async () => null };
+}
+
 /** Throws 403 ForbiddenException naming the rule unless the caller has `right` in `ws`. */
 export async function requireRight(caller: CatalogCaller, ws: string, right: CatalogRight, what: string): Promise<WorkspaceRole> {
   const { role, why } = await caller.roleIn(ws);

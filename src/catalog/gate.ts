@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../services.js';
 import { machines } from '../idp/state.js';
 import { verifyOwnToken } from '../idp/tokens.js';
+import { TtlCache } from '../util/ttl-cache.js';
 
 export type CatalogPrincipal =
   | { kind: 'admin' }
@@ -35,6 +36,22 @@ export function bearerToken(authorization: string | undefined): string | null {
   return m ? m[1] : null;
 }
 
+// Verified tokens, for a short while: an engine sends the same token on every call, and the
+// ECDSA verification is most of a table load's CPU. An entry never outlives the token's `exp`
+// (checked on the service clock), and lives at most VERIFIED_TTL_MS, so a signing key retired by
+// rotation stops being honoured within that time. Bounded in count and bytes.
+const VERIFIED_TTL_MS = 30_000;
+type Verified = { principal: CatalogPrincipal; expMs: number };
+const verifiedCaches = new WeakMap<Services, TtlCache<string, Verified>>();
+function verifiedCache(s: Services): TtlCache<string, Verified> {
+  let c = verifiedCaches.get(s);
+  if (!c) {
+    c = new TtlCache<string, Verified>(4096, VERIFIED_TTL_MS, () => s.clock.now().getTime(), { max: 8 * 1024 * 1024, sizeOf: (k) => 2 * k.length + 512 });
+    verifiedCaches.set(s, c);
+  }
+  return c;
+}
+
 export async function authenticateCatalog(s: Services, authorization: string | undefined): Promise<CatalogPrincipal> {
   const token = bearerToken(authorization);
   if (!token) throw new CatalogAuthError('a bearer token is required: a JWT of this service for the catalog audience, or the catalog administration token', false);
@@ -42,10 +59,13 @@ export async function authenticateCatalog(s: Services, authorization: string | u
   if (adminToken && secretEquals(token, adminToken)) return { kind: 'admin' };
   const m = machines(s);
   const audience = s.config.oidc.catalog_audience;
+  const cache = verifiedCache(s);
+  const hit = cache.get(token);
+  if (hit && hit.expMs > s.clock.now().getTime()) return hit.principal;
   try {
     const p = await verifyOwnToken(m.keys, s.clock, m.issuer, token, audience);
     const act = p.act as { sub?: unknown } | undefined;
-    return {
+    const principal: CatalogPrincipal = {
       kind: 'token', sub: String(p.sub),
       clientId: typeof p.client_id === 'string' ? p.client_id : null,
       actor: typeof act?.sub === 'string' ? act.sub : null,
@@ -53,6 +73,8 @@ export async function authenticateCatalog(s: Services, authorization: string | u
       workspace: typeof p.workspace === 'string' ? p.workspace : null,
       email: typeof p.email === 'string' ? p.email : null,
     };
+    if (typeof p.exp === 'number') cache.set(token, { principal, expMs: p.exp * 1000 });
+    return principal;
   } catch (err) {
     const e = err as { code?: string; claim?: string; message?: string; name?: string };
     const why = e.code === 'ERR_JWT_EXPIRED' ? 'the token has expired'

@@ -3,6 +3,7 @@
 // it out (`metadata/NNNNN-<uuid>.metadata.json`) and kept beside its location in PostgreSQL so a
 // load reads no object. Creating, dropping and renaming are governance events.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import type { Db } from '../db/index.js';
 import { recordGovernance } from '../audit/governance.js';
@@ -14,17 +15,25 @@ import { applyUpdates, createUpdates, emptyMetadata, type Json, type TableMetada
 import { parseJson, stringifyJson } from './json.js';
 import { storageKey, type Warehouse } from './warehouse.js';
 import type { CatalogCaller } from './access.js';
+import { enqueuePurge, filesOutside, locationOf } from './purge.js';
 
 export type Kind = 'table' | 'view';
 export interface TableRow { id: string; namespace_id: string; name: string; kind: Kind; metadata_location: string; metadata: string }
 
 const missing = (kind: Kind, ns: string[], name: string) => (kind === 'table' ? noSuchTable(ns, name) : noSuchView(ns, name));
 
-/** The table (or view) row, or undefined; the namespace must exist (else NoSuchNamespace). */
+/**
+ * The table (or view) row, or undefined; the namespace must exist (else NoSuchNamespace). One
+ * query (the namespace left-joined to the table): a load is on every engine's hot path.
+ */
 export async function findTable(db: Db, wh: Warehouse, levels: string[], name: string): Promise<TableRow | undefined> {
-  const ns = await getNamespace(db, wh, levels);
-  return db.selectFrom('catalog_tables').select(['id', 'namespace_id', 'name', 'kind', 'metadata_location', 'metadata'])
-    .where('namespace_id', '=', ns.id).where('name', '=', name).executeTakeFirst();
+  const row = await db.selectFrom('catalog_namespaces as n')
+    .leftJoin('catalog_tables as t', (j) => j.onRef('t.namespace_id', '=', 'n.id').on('t.name', '=', name))
+    .select(['t.id', 'n.id as ns_id', 't.name', 't.kind', 't.metadata_location', 't.metadata'])
+    .where('n.workspace_id', '=', wh.id).where('n.levels', '=', sql<string[]>`${levels}::text[]`).executeTakeFirst();
+  if (!row) throw noSuchNamespace(levels);
+  if (row.id === null) return undefined;
+  return { id: row.id, namespace_id: row.ns_id, name: row.name!, kind: row.kind as Kind, metadata_location: row.metadata_location!, metadata: row.metadata as string };
 }
 
 export async function getTable(db: Db, wh: Warehouse, levels: string[], name: string, kind: Kind): Promise<TableRow> {
@@ -100,8 +109,13 @@ export async function insertTableRow(tx: Db, wh: Warehouse, caller: CatalogCalle
   await recordGovernance(tx, { action: `catalog.${kind}.create`, actorId: caller.actorId, actor: caller.actor, target: `${kind}:${dotted(levels, name)}`, workspace: wh.slug, details: { location } });
 }
 
+/**
+ * Drops a table or view; with `purge` a job then removes the table's files (purge.ts). The job
+ * is queued after the row is gone (a job that ran first would find the table live and keep its
+ * files); when queueing fails the drop stands and the error is the answer (a 500: the files stay).
+ */
 export async function dropTable(s: Services, wh: Warehouse, caller: CatalogCaller, levels: string[], name: string, kind: Kind, purge: boolean): Promise<TableRow> {
-  return s.db.transaction().execute(async (tx) => {
+  const row = await s.db.transaction().execute(async (tx) => {
     const ns = await getNamespace(tx, wh, levels);
     const row = await tx.deleteFrom('catalog_tables').where('namespace_id', '=', ns.id).where('name', '=', name).where('kind', '=', kind)
       .returning(['id', 'namespace_id', 'name', 'kind', 'metadata_location', 'metadata']).executeTakeFirst();
@@ -109,6 +123,14 @@ export async function dropTable(s: Services, wh: Warehouse, caller: CatalogCalle
     await recordGovernance(tx, { action: `catalog.${kind}.drop`, actorId: caller.actorId, actor: caller.actor, target: `${kind}:${dotted(levels, name)}`, workspace: wh.slug, details: { purge, location: row.metadata_location } });
     return row;
   });
+  if (purge && kind === 'table') {
+    const location = locationOf(row.metadata_location, row.metadata);
+    await enqueuePurge(s, {
+      tableId: row.id, workspace: wh.slug, table: dotted(levels, name), location, requestedBy: caller.actor,
+      files: filesOutside(row.metadata_location, row.metadata, location, wh.root),
+    });
+  }
+  return row;
 }
 
 export async function renameTable(s: Services, wh: Warehouse, caller: CatalogCaller, kind: Kind, source: { namespace: string[]; name: string }, dest: { namespace: string[]; name: string }): Promise<void> {

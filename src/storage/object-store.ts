@@ -24,7 +24,8 @@ export interface ObjectStore {
   put(key: string, body: Uint8Array | string, contentType?: string): Promise<void>;
   get(key: string): Promise<Uint8Array | null>;
   delete(key: string): Promise<void>;
-  list(prefix: string, max?: number): Promise<Array<{ key: string; size: number; lastModified?: Date }>>;
+  /** Keys under the prefix in key order, at most `max`, after `startAfter` when given. */
+  list(prefix: string, max?: number, startAfter?: string): Promise<Array<{ key: string; size: number; lastModified?: Date }>>;
   /** Size of an object, or null when it does not exist. */
   head(key: string): Promise<{ size: number } | null>;
   /** A readable stream of the object, or null when it does not exist. */
@@ -73,11 +74,11 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
     async delete(key) {
       await client().send(new (sdk().DeleteObjectCommand)({ Bucket, Key: key }));
     },
-    async list(prefix, max = Number.POSITIVE_INFINITY) {
+    async list(prefix, max = Number.POSITIVE_INFINITY, startAfter) {
       const out: Array<{ key: string; size: number; lastModified?: Date }> = [];
       let token: string | undefined;
       do {
-        const page = await client().send(new (sdk().ListObjectsV2Command)({ Bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: Math.min(1000, Math.max(1, max - out.length)) }));
+        const page = await client().send(new (sdk().ListObjectsV2Command)({ Bucket, Prefix: prefix, ContinuationToken: token, StartAfter: token ? undefined : startAfter, MaxKeys: Math.min(1000, Math.max(1, max - out.length)) }));
         for (const o of page.Contents ?? []) if (out.length < max) out.push({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified });
         token = page.IsTruncated && out.length < max ? page.NextContinuationToken : undefined;
       } while (token);

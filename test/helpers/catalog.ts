@@ -9,6 +9,7 @@ import { createClient, CLI_ACTOR } from '../../src/idp/clients.js';
 import { machines } from '../../src/idp/state.js';
 import { mintAccessToken } from '../../src/idp/tokens.js';
 import type { WorkspaceRole } from '../../src/db/index.js';
+import { checkExchange } from './iceberg-spec.js';
 
 export const CATALOG_TOKEN = 'catalog-admin-token-0123456789';
 
@@ -30,7 +31,38 @@ export async function startCatalogApp(env: Record<string, string> = {}): Promise
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const port = (t.app.server.address() as AddressInfo).port;
-  return { t, s3, base: `http://127.0.0.1:${port}/catalog/`, async close() { await t.close(); await s3.stop(); } };
+  const base = `http://127.0.0.1:${port}/catalog/`;
+  const restore = checkEveryAnswer(base);
+  return {
+    t, s3, base,
+    async close() {
+      const wrong = restore();
+      await t.close(); await s3.stop();
+      if (wrong.length > 0) throw new Error(`${wrong.length} catalog answers do not match the Iceberg REST specification:\n${wrong.join('\n')}`);
+    },
+  };
+}
+
+/**
+ * Every answer of the catalog at `base` that the file's tests fetch (iceberg-js and plain HTTP
+ * alike: both use the global fetch) is checked against the specification (checkExchange); the
+ * returned function restores fetch and lists the mismatches, which fail the file.
+ */
+function checkEveryAnswer(base: string): () => string[] {
+  const original = globalThis.fetch;
+  const wrong: string[] = [];
+  globalThis.fetch = async (input, init) => {
+    const res = await original(input, init);
+    const url = String(input instanceof Request ? input.url : input);
+    if (url.startsWith(base)) {
+      const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+      const body = res.status === 204 || res.status === 304 || method === 'HEAD' ? '' : await res.clone().text();
+      const problem = checkExchange(method, `/${new URL(url).pathname.slice(new URL(base).pathname.length)}`, res.status, body);
+      if (problem) wrong.push(problem);
+    }
+    return res;
+  };
+  return () => { globalThis.fetch = original; return wrong; };
 }
 
 export async function workspace(t: TestApp, slug: string): Promise<string> {

@@ -19,7 +19,7 @@ export function catalogNamespaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/catalog/v1/:prefix/namespaces', {
       config: { csrf: false }, exposeHeadRoute: false,
-      schema: {
+      schema: { operationId: 'listNamespaces',
         tags, summary: 'List namespaces, or the children of `parent` (Iceberg REST listNamespaces)', params: p1,
         querystring: z.object({ parent: z.string().max(4400).optional(), pageToken: z.string().max(8192).optional(), pageSize: z.coerce.number().int().optional() }),
         response: { 200: z.object({ namespaces: z.array(z.array(z.string())), 'next-page-token': z.string().optional() }), ...catalogErrors },
@@ -32,7 +32,7 @@ export function catalogNamespaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/catalog/v1/:prefix/namespaces', {
       config: { csrf: false },
-      schema: {
+      schema: { operationId: 'createNamespace',
         tags, summary: 'Create a namespace; a nested one needs its parent (Iceberg REST createNamespace)', params: p1,
         body: z.looseObject({ namespace: z.array(z.string()).max(16), properties: z.record(z.string(), z.unknown()).optional() }),
         response: { 200: nsOut, ...catalogErrors },
@@ -44,7 +44,7 @@ export function catalogNamespaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get('/catalog/v1/:prefix/namespaces/:namespace', {
       config: { csrf: false }, exposeHeadRoute: false,
-      schema: { tags, summary: 'Load a namespace\'s properties (Iceberg REST loadNamespaceMetadata)', params: p2, response: { 200: nsOut, ...catalogErrors } },
+      schema: { operationId: 'loadNamespaceMetadata', tags, summary: 'Load a namespace\'s properties (Iceberg REST loadNamespaceMetadata)', params: p2, response: { 200: nsOut, ...catalogErrors } },
     }, async (req) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading a namespace');
       const ns = await getNamespace(s.db, wh, parseNamespace(req.params.namespace));
@@ -52,8 +52,8 @@ export function catalogNamespaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     });
 
     app.head('/catalog/v1/:prefix/namespaces/:namespace', {
-      config: { csrf: false },
-      schema: { tags, summary: 'Whether a namespace exists: 204 or 404 (Iceberg REST namespaceExists)', params: p2, response: { 204: z.null(), ...catalogErrors } },
+      config: { csrf: false, swagger: { exposeHeadRoute: true } },
+      schema: { operationId: 'namespaceExists', tags, summary: 'Whether a namespace exists: 204 or 404 (Iceberg REST namespaceExists)', params: p2, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a namespace');
       await getNamespace(s.db, wh, parseNamespace(req.params.namespace));
@@ -62,7 +62,7 @@ export function catalogNamespaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.delete('/catalog/v1/:prefix/namespaces/:namespace', {
       config: { csrf: false },
-      schema: { tags, summary: 'Drop a namespace; refused (409) while it holds namespaces, tables or views', params: p2, response: { 204: z.null(), ...catalogErrors } },
+      schema: { operationId: 'dropNamespace', tags, summary: 'Drop a namespace; refused (409) while it holds namespaces, tables or views', params: p2, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a namespace');
       await dropNamespace(s.db, wh, caller, parseNamespace(req.params.namespace));
@@ -71,7 +71,7 @@ export function catalogNamespaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/catalog/v1/:prefix/namespaces/:namespace/properties', {
       config: { csrf: false },
-      schema: {
+      schema: { operationId: 'updateProperties',
         tags, summary: 'Set and remove namespace properties (Iceberg REST updateProperties)', params: p2,
         body: z.looseObject({ removals: z.array(z.string().max(1024)).max(1000).optional(), updates: z.record(z.string(), z.unknown()).optional() }),
         response: { 200: z.object({ updated: z.array(z.string()), removed: z.array(z.string()), missing: z.array(z.string()).optional() }), ...catalogErrors },

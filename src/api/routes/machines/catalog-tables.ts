@@ -19,12 +19,9 @@ import { checkScope, signV4 } from '../../../catalog/signer.js';
 import { storageKey } from '../../../catalog/warehouse.js';
 import { requireRight } from '../../../catalog/access.js';
 import type { TableRow } from '../../../catalog/tables.js';
+import { locationOf } from '../../../catalog/purge.js';
 
-/** The table location: the metadata file's folder's parent, else the metadata's `location`. */
-function tableLocation(row: TableRow): string {
-  const m = /^(.*)\/metadata\/[^/]+$/.exec(row.metadata_location);
-  return m ? m[1] : String((parseJson(row.metadata) as Json).location);
-}
+const tableLocation = (row: TableRow) => locationOf(row.metadata_location, row.metadata);
 
 const tags = ['catalog'];
 const loose = (description: string) => z.looseObject({}).meta({ description });
@@ -67,7 +64,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(base, {
       config: { csrf: false },
-      schema: { tags, summary: 'List the tables of a namespace, by pages (Iceberg REST listTables)', params: pNs, querystring: listQuery, response: { 200: identifiers, ...catalogErrors } },
+      schema: { operationId: 'listTables', tags, summary: 'List the tables of a namespace, by pages (Iceberg REST listTables)', params: pNs, querystring: listQuery, response: { 200: identifiers, ...catalogErrors } },
     }, async (req) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'listing tables');
       return listTables(s.db, wh, parseNamespace(req.params.namespace), 'table', req.query.pageToken, req.query.pageSize);
@@ -75,7 +72,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post(base, {
       config: { csrf: false },
-      schema: { tags, summary: 'Create a table, or stage it (`stage-create`: nothing is stored until a commit with assert-create)', params: pNs, body: loose('CreateTableRequest'), response: { 200: loadResult, ...catalogErrors } },
+      schema: { operationId: 'createTable', tags, summary: 'Create a table, or stage it (`stage-create`: nothing is stored until a commit with assert-create)', params: pNs, body: loose('CreateTableRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a table', { namespace: req.params.namespace, name: (req.body as Json).name, op: 'create' });
       const t = await createTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
@@ -85,7 +82,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(`${base}/:table`, {
       config: { csrf: false }, exposeHeadRoute: false,
-      schema: {
+      schema: { operationId: 'loadTable',
         tags, summary: 'Load a table (Iceberg REST loadTable); `snapshots=refs` keeps only referenced snapshots; an ETag answers If-None-Match with 304', params: pTable,
         querystring: z.object({ snapshots: z.enum(['all', 'refs']).optional() }),
         response: { 200: loadResult, 304: z.null().meta({ description: 'not modified' }), ...catalogErrors },
@@ -103,8 +100,8 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     });
 
     app.head(`${base}/:table`, {
-      config: { csrf: false },
-      schema: { tags, summary: 'Whether a table exists: 204 or 404 (Iceberg REST tableExists)', params: pTable, response: { 204: z.null(), ...catalogErrors } },
+      config: { csrf: false, swagger: { exposeHeadRoute: true } },
+      schema: { operationId: 'tableExists', tags, summary: 'Whether a table exists: 204 or 404 (Iceberg REST tableExists)', params: pTable, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a table', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
@@ -113,7 +110,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post(`${base}/:table`, {
       config: { csrf: false },
-      schema: { tags, summary: 'Commit requirements and updates to a table: compare-and-swap, 409 CommitFailedException when a requirement no longer holds', params: pTable, body: loose('CommitTableRequest'), response: { 200: loose('CommitTableResponse'), ...catalogErrors } },
+      schema: { operationId: 'updateTable', tags, summary: 'Commit requirements and updates to a table: compare-and-swap, 409 CommitFailedException when a requirement no longer holds', params: pTable, body: loose('CommitTableRequest'), response: { 200: loose('CommitTableResponse'), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'committing to a table', { namespace: req.params.namespace, name: req.params.table, op: 'commit' });
       const change = parseChange(req.body as Json, { namespace: parseNamespace(req.params.namespace), name: checkName(req.params.table) });
@@ -123,7 +120,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.delete(`${base}/:table`, {
       config: { csrf: false },
-      schema: { tags, summary: 'Drop a table; `purgeRequested=true` also removes its files', params: pTable, querystring: z.object({ purgeRequested: z.enum(['true', 'false']).optional() }), response: { 204: z.null(), ...catalogErrors } },
+      schema: { operationId: 'dropTable', tags, summary: 'Drop a table; `purgeRequested=true` also removes its files', params: pTable, querystring: z.object({ purgeRequested: z.enum(['true', 'false']).optional() }), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a table', { namespace: req.params.namespace, name: req.params.table, op: 'drop' });
       await dropTable(s, wh, caller, parseNamespace(req.params.namespace), checkName(req.params.table), 'table', req.query.purgeRequested === 'true');
@@ -132,7 +129,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post(`${base}/:table/metrics`, {
       config: { csrf: false },
-      schema: { tags, summary: 'Accept a scan or commit report (Iceberg REST reportMetrics); nothing is kept', params: pTable, body: loose('ReportMetricsRequest'), response: { 204: z.null(), ...catalogErrors } },
+      schema: { operationId: 'reportMetrics', tags, summary: 'Accept a scan or commit report (Iceberg REST reportMetrics); nothing is kept', params: pTable, body: loose('ReportMetricsRequest'), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'reporting metrics');
       await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
@@ -141,7 +138,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(`${base}/:table/credentials`, {
       config: { csrf: false },
-      schema: { tags, summary: 'Storage access for a table: no keys are vended; the config names the remote signer (Iceberg REST loadCredentials)', params: pTable, response: { 200: z.object({ 'storage-credentials': z.array(z.object({ prefix: z.string(), config: z.record(z.string(), z.string()) })) }), ...catalogErrors } },
+      schema: { operationId: 'loadCredentials', tags, summary: 'Storage access for a table: no keys are vended; the config names the remote signer (Iceberg REST loadCredentials)', params: pTable, response: { 200: z.object({ 'storage-credentials': z.array(z.object({ prefix: z.string(), config: z.record(z.string(), z.string()) })) }), ...catalogErrors } },
     }, async (req) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading table credentials', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
@@ -150,7 +147,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post(`${base}/:table/sign`, {
       config: { csrf: false },
-      schema: {
+      schema: { operationId: 'signRequest',
         tags, summary: 'Sign an object-store request inside the table location with the service\'s keys (SigV4; Iceberg REST signRequest). Reads need ws_viewer, writes ws_editor', params: pTable,
         body: z.object({ region: z.string().max(64), uri: z.string().max(8192), method: z.enum(['PUT', 'GET', 'HEAD', 'POST', 'DELETE', 'PATCH', 'OPTIONS']), headers: z.record(z.string().max(256), z.array(z.string().max(8192)).max(64)), properties: z.record(z.string(), z.string()).optional(), body: z.string().max(1024 * 1024).optional(), provider: z.string().optional() }),
         response: { 200: z.object({ uri: z.string(), headers: z.record(z.string(), z.array(z.string())) }), ...catalogErrors },
@@ -167,7 +164,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/catalog/v1/:prefix/namespaces/:namespace/register', {
       config: { csrf: false },
-      schema: { tags, summary: 'Register a table from a metadata file in the warehouse (Iceberg REST registerTable)', params: pNs, body: loose('RegisterTableRequest'), response: { 200: loadResult, ...catalogErrors } },
+      schema: { operationId: 'registerTable', tags, summary: 'Register a table from a metadata file in the warehouse (Iceberg REST registerTable)', params: pNs, body: loose('RegisterTableRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'registering a table', { namespace: req.params.namespace, name: (req.body as Json).name, op: 'create' });
       const t = await registerTable(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
@@ -177,7 +174,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/catalog/v1/:prefix/tables/rename', {
       config: { csrf: false },
-      schema: { tags, summary: 'Rename or move a table (Iceberg REST renameTable)', params: z.object({ prefix: prefixParam }), body: z.object({ source: identifier, destination: identifier }), response: { 204: z.null(), ...catalogErrors } },
+      schema: { operationId: 'renameTable', tags, summary: 'Rename or move a table (Iceberg REST renameTable)', params: z.object({ prefix: prefixParam }), body: z.object({ source: identifier, destination: identifier }), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const sc = await scope(ctx, req, req.params.prefix, 'write', 'renaming a table');
       const id = (x: { namespace: string[]; name: string }) => ({ namespace: checkNamespace(x.namespace), name: checkName(x.name) });
@@ -190,7 +187,7 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/catalog/v1/:prefix/transactions/commit', {
       config: { csrf: false },
-      schema: { tags, summary: 'Commit changes to several tables atomically: all or nothing (Iceberg REST commitTransaction)', params: z.object({ prefix: prefixParam }), body: loose('CommitTransactionRequest'), response: { 204: z.null(), ...catalogErrors } },
+      schema: { operationId: 'commitTransaction', tags, summary: 'Commit changes to several tables atomically: all or nothing (Iceberg REST commitTransaction)', params: z.object({ prefix: prefixParam }), body: loose('CommitTransactionRequest'), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const sc = await scope(ctx, req, req.params.prefix, 'write', 'committing a transaction');
       const raw = (req.body as Json)['table-changes'];

@@ -23,7 +23,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(base, {
       config: { csrf: false },
-      schema: {
+      schema: { operationId: 'listViews',
         tags, summary: 'List the views of a namespace, by pages (Iceberg REST listViews)', params: pNs,
         querystring: z.object({ pageToken: z.string().max(8192).optional(), pageSize: z.coerce.number().int().optional() }),
         response: { 200: z.object({ identifiers: z.array(identifier), 'next-page-token': z.string().optional() }), ...catalogErrors },
@@ -35,7 +35,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post(base, {
       config: { csrf: false },
-      schema: { tags, summary: 'Create a view (Iceberg REST createView)', params: pNs, body: loose('CreateViewRequest'), response: { 200: loadResult, ...catalogErrors } },
+      schema: { operationId: 'createView', tags, summary: 'Create a view (Iceberg REST createView)', params: pNs, body: loose('CreateViewRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'write', 'creating a view', { namespace: req.params.namespace, name: (req.body as Json).name, op: 'create' });
       const v = await createView(s, wh, caller, parseNamespace(req.params.namespace), req.body as Json);
@@ -44,7 +44,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(`${base}/:view`, {
       config: { csrf: false }, exposeHeadRoute: false,
-      schema: { tags, summary: 'Load a view (Iceberg REST loadView)', params: pView, response: { 200: loadResult, ...catalogErrors } },
+      schema: { operationId: 'loadView', tags, summary: 'Load a view (Iceberg REST loadView)', params: pView, response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading a view', { namespace: req.params.namespace, name: req.params.view, op: 'read' });
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.view), 'view');
@@ -52,8 +52,8 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     });
 
     app.head(`${base}/:view`, {
-      config: { csrf: false },
-      schema: { tags, summary: 'Whether a view exists: 204 or 404 (Iceberg REST viewExists)', params: pView, response: { 204: z.null(), ...catalogErrors } },
+      config: { csrf: false, swagger: { exposeHeadRoute: true } },
+      schema: { operationId: 'viewExists', tags, summary: 'Whether a view exists: 204 or 404 (Iceberg REST viewExists)', params: pView, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'checking a view', { namespace: req.params.namespace, name: req.params.view, op: 'read' });
       await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.view), 'view');
@@ -62,7 +62,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post(`${base}/:view`, {
       config: { csrf: false },
-      schema: { tags, summary: 'Replace a view: assert-view-uuid and view updates, compare-and-swap (Iceberg REST replaceView)', params: pView, body: loose('CommitViewRequest'), response: { 200: loadResult, ...catalogErrors } },
+      schema: { operationId: 'replaceView', tags, summary: 'Replace a view: assert-view-uuid and view updates, compare-and-swap (Iceberg REST replaceView)', params: pView, body: loose('CommitViewRequest'), response: { 200: loadResult, ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'write', 'replacing a view', { namespace: req.params.namespace, name: req.params.view, op: 'commit' });
       const v = await commitView(s, wh, parseNamespace(req.params.namespace), checkName(req.params.view), req.body as Json);
@@ -71,7 +71,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.delete(`${base}/:view`, {
       config: { csrf: false },
-      schema: { tags, summary: 'Drop a view (Iceberg REST dropView)', params: pView, response: { 204: z.null(), ...catalogErrors } },
+      schema: { operationId: 'dropView', tags, summary: 'Drop a view (Iceberg REST dropView)', params: pView, response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'manage', 'dropping a view', { namespace: req.params.namespace, name: req.params.view, op: 'drop' });
       await dropTable(s, wh, caller, parseNamespace(req.params.namespace), checkName(req.params.view), 'view', false);
@@ -80,7 +80,7 @@ export function catalogViewRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.post('/catalog/v1/:prefix/views/rename', {
       config: { csrf: false },
-      schema: { tags, summary: 'Rename or move a view (Iceberg REST renameView)', params: z.object({ prefix: prefixParam }), body: z.object({ source: identifier, destination: identifier }), response: { 204: z.null(), ...catalogErrors } },
+      schema: { operationId: 'renameView', tags, summary: 'Rename or move a view (Iceberg REST renameView)', params: z.object({ prefix: prefixParam }), body: z.object({ source: identifier, destination: identifier }), response: { 204: z.null(), ...catalogErrors } },
     }, async (req, reply) => {
       const sc = await scope(ctx, req, req.params.prefix, 'write', 'renaming a view');
       const id = (x: { namespace: string[]; name: string }) => ({ namespace: checkNamespace(x.namespace), name: checkName(x.name) });

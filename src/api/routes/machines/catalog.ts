@@ -12,7 +12,7 @@ import { DomainError } from '../../../errors.js';
 import { authenticateCatalog, CatalogAuthError } from '../../../catalog/gate.js';
 import { catalogConfig } from '../../../catalog/config.js';
 import { IcebergError, badRequest, unprocessable } from '../../../catalog/errors.js';
-import { findAnswer, storeAnswer, UUID_RE } from '../../../catalog/idempotency.js';
+import { finishKey, takeKey, UUID_RE } from '../../../catalog/idempotency.js';
 import { requireRight } from '../../../catalog/access.js';
 import { findWarehouse } from '../../../catalog/warehouse.js';
 import { callerOf, catalogErrors, catalogPrincipal, setCatalogPrincipal } from './catalog-common.js';
@@ -48,6 +48,16 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }
     });
 
+    // Catalog requests in /metrics by the specification's operation id (each route's schema names
+    // it; the catch-all is `unknown`) and status: bounded labels, never a name from the path.
+    app.addHook('onResponse', async (req, reply) => {
+      const s = ctx.services();
+      if (!s.config.catalog.enabled) return;
+      const labels = { operation: (req.routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? 'unknown', status: String(reply.statusCode) };
+      s.metrics.catalogRequests.inc(labels);
+      s.metrics.catalogDuration.observe(labels, reply.elapsedTime / 1000);
+    });
+
     // Every answer under /catalog is an IcebergErrorResponse, a client's mistake never a 500.
     app.setErrorHandler((err: FastifyError, req, reply) => {
       if (err instanceof IcebergError) return reply.status(err.status).send(err.body());
@@ -64,7 +74,7 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get('/catalog/v1/config', {
       config: { csrf: false },
-      schema: {
+      schema: { operationId: 'getConfig',
         tags: ['catalog'],
         summary: 'Iceberg REST catalog configuration (mounted with catalog.enabled): `warehouse` names a workspace, `overrides.prefix` is the path prefix; bearer JWT with aud oidc.catalog_audience, or catalog.auth_token',
         querystring: z.object({ warehouse: z.string().max(1024).optional() }),
@@ -100,21 +110,23 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       await requireRight(await callerOf(s, req), prefix, 'read', 'using the warehouse');
       const wh = await findWarehouse(s, prefix);
       const operation = `${req.method} ${req.routeOptions.url ?? ''} ${req.url.split('?')[0]}`;
-      const stored = await findAnswer(s.db, wh.id, key, s.clock.now());
-      if (stored) {
-        if (stored.operation !== operation) throw unprocessable('Idempotency-Key was used for another operation');
+      const taken = await takeKey(s.db, wh.id, key, operation, () => s.clock.now(), (ms) => new Promise((r) => setTimeout(r, ms)));
+      if (taken.action === 'conflict') throw unprocessable('Idempotency-Key was used for another operation');
+      if (taken.action === 'busy') throw new IcebergError(409, 'CommitFailedException', 'Idempotency-Key: a request with this key is still running; retry with the same key later');
+      if (taken.action === 'replay') {
         reply.header('idempotent-replayed', 'true');
-        if (stored.body === null) return reply.status(stored.status).send(null);
-        return reply.status(stored.status).type('application/json; charset=utf-8').send(stored.body);
+        if (taken.answer.body === null) return reply.status(taken.answer.status).send(null);
+        return reply.status(taken.answer.status).type('application/json; charset=utf-8').send(taken.answer.body);
       }
       keyed.set(req, { workspaceId: wh.id, key, operation });
     });
     app.addHook('onSend', async (req, reply, payload) => {
       const k = keyed.get(req);
-      if (!k || reply.statusCode >= 500 || reply.getHeader('idempotent-replayed')) return payload;
+      if (!k) return payload;
+      keyed.delete(req);
       const body = typeof payload === 'string' && payload !== '' ? payload : null;
       const s = ctx.services();
-      await storeAnswer(s.db, k.workspaceId, k.key, { operation: k.operation, status: reply.statusCode, body }, s.clock.now());
+      await finishKey(s.db, k.workspaceId, k.key, { operation: k.operation, status: reply.statusCode, body }, s.clock.now());
       return payload;
     });
 

@@ -1,0 +1,97 @@
+// Operations of the catalog (issue 12 point 7): catalog requests counted in /metrics by the
+// specification's operation id and status, under names that pass promtool's naming rules; every
+// catalog route in `svc openapi` carries the specification's operationId for its path and method.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { startCatalogApp, workspace, CATALOG_TOKEN, type CatalogApp } from './helpers/catalog.js';
+import { namingProblems } from './helpers/prometheus.js';
+import { buildOpenApiDocument } from '../src/api/openapi.js';
+import { ENDPOINTS } from '../src/catalog/config.js';
+
+let c: CatalogApp;
+before(async () => {
+  c = await startCatalogApp();
+  await workspace(c.t, 'sales');
+});
+after(async () => { await c.close(); });
+
+async function call(method: string, path: string, body?: unknown, token = CATALOG_TOKEN) {
+  const res = await fetch(new URL(path, c.base), {
+    method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** The value of a sample line `name{labels} value` in an exposition, 0 when absent. */
+function sample(exposition: string, line: string): number {
+  const found = exposition.split('\n').find((l) => l.startsWith(`${line} `));
+  return found ? Number(found.slice(line.length + 1)) : 0;
+}
+
+test('catalog requests are counted by operation and status in /metrics', async () => {
+  const schema = { type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'id', type: 'long', required: true }] };
+  assert.equal(await call('GET', 'v1/config?warehouse=sales'), 200);
+  assert.equal(await call('POST', 'v1/sales/namespaces', { namespace: ['web'] }), 200);
+  assert.equal(await call('POST', 'v1/sales/namespaces/web/tables', { name: 'events', schema }), 200);
+  for (let i = 0; i < 3; i++) assert.equal(await call('GET', 'v1/sales/namespaces/web/tables/events'), 200);
+  assert.equal(await call('GET', 'v1/sales/namespaces/web/tables/nope'), 404);
+  assert.equal(await call('HEAD', 'v1/sales/namespaces/web/tables/events'), 204);
+  assert.equal(await call('GET', 'v1/sales/namespaces/web/tables/events', undefined, 'wrong-token'), 401);
+  assert.equal(await call('GET', 'v1/sales/nothing-here'), 404);
+
+  const res = await c.t.app.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(res.statusCode, 200);
+  const m = res.body;
+  assert.deepEqual(namingProblems(m), []);
+  assert.match(m, /^# TYPE svc_catalog_requests_total counter$/m);
+  assert.match(m, /^# TYPE svc_catalog_request_duration_seconds histogram$/m);
+  const n = (op: string, status: number) => sample(m, `svc_catalog_requests_total{operation="${op}",status="${status}"}`);
+  assert.equal(n('getConfig', 200), 1);
+  assert.equal(n('createNamespace', 200), 1);
+  assert.equal(n('createTable', 200), 1);
+  assert.equal(n('loadTable', 200), 3);
+  assert.equal(n('loadTable', 404), 1);
+  assert.equal(n('loadTable', 401), 1);
+  assert.equal(n('tableExists', 204), 1);
+  assert.equal(n('unknown', 404), 1);
+  assert.equal(sample(m, 'svc_catalog_request_duration_seconds_count{operation="loadTable",status="200"}'), 3);
+  // No table, namespace or warehouse name ever becomes a label.
+  assert.doesNotMatch(m.split('\n').filter((l) => l.startsWith('svc_catalog_')).join('\n'), /events|sales|web/);
+});
+
+test('svc openapi lists every catalog route with the specification\'s operationId for its path and method', async () => {
+  const ours = await buildOpenApiDocument() as { paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>> };
+  const spec = parse(readFileSync(new URL('./fixtures/iceberg-rest-catalog-open-api.yaml', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { operationId?: string }>> };
+  let count = 0;
+  for (const [path, ops] of Object.entries(ours.paths)) {
+    if (!path.startsWith('/catalog/v1/')) continue;
+    const theirs = spec.paths[path.slice('/catalog'.length)];
+    assert.ok(theirs, `${path} is a path of the specification`);
+    for (const [method, op] of Object.entries(ops)) {
+      assert.equal(op.operationId, theirs[method]?.operationId, `${method.toUpperCase()} ${path}`);
+      assert.ok(op.responses && Object.keys(op.responses).some((s) => s.startsWith('2')), `${method} ${path} declares its answer`);
+      count++;
+    }
+  }
+  assert.equal(count, 26);
+  // `endpoints` of /v1/config advertises exactly the routes served (the Java client calls only those).
+  const served = Object.entries(ours.paths).filter(([p]) => p.startsWith('/catalog/v1/{prefix}/'))
+    .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p.slice('/catalog'.length)}`));
+  assert.deepEqual([...ENDPOINTS].sort(), served.sort());
+});
+
+test('the answer check that every catalog test file runs refuses what the specification does not declare', async () => {
+  const { checkExchange } = await import('./helpers/iceberg-spec.js');
+  const table = '/v1/sales/namespaces/web/tables/events';
+  assert.equal(checkExchange('GET', table, 304, ''), null);
+  assert.match(checkExchange('GET', table, 200, '{"metadata":{}}') ?? '', /must have required property/);
+  assert.match(checkExchange('GET', table, 202, '{}') ?? '', /status not declared/);
+  assert.match(checkExchange('DELETE', table, 404, '{"message":"x","type":"NoSuchTableException","code":404}') ?? '', /must have required property 'error'/);
+  assert.equal(checkExchange('DELETE', table, 404, '{"error":{"message":"x","type":"NoSuchTableException","code":404}}'), null);
+  // A view's 404 names ErrorModel in the specification, but its examples are wrapped: held to the wrapped shape.
+  assert.match(checkExchange('GET', '/v1/sales/namespaces/web/views/v', 404, '{"message":"x","type":"NoSuchViewException","code":404}') ?? '', /required property 'error'/);
+  assert.match(checkExchange('POST', '/v1/sales/tables/rename', 204, '{"unexpected":true}') ?? '', /declares no body/);
+});
