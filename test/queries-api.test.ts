@@ -175,6 +175,15 @@ describe('query API', () => {
       const off = await admin.browser.post(Q, { engine: 'trino-off', sql: 'SELECT 1', wait_ms: 10_000 });
       assert.equal(off.json().state, 'FAILED');
       assert.equal(off.json().error, 'engine trino-off is stopped, not running');
+      // No driver answers an olap engine here (docs/engines.md "What runs SQL on an olap engine").
+      await t.services.db.insertInto('engines').values({
+        workspace_id: admin.workspaceId, name: 'olap-prod', kind: 'olap', image: 'docker.io/starrocks/allin1-ubuntu:3.4.5', resources: JSON.stringify({ cpu: '2', memory: '4Gi' }),
+        provisioner: 'local_container', state: 'running', desired: 'running', config_hash: 'h', idp_issuer: 'http://issuer', endpoint_url: trino.url,
+      } as never).execute();
+      const olap = await admin.browser.post(Q, { engine: 'olap-prod', sql: 'SELECT 1', wait_ms: 10_000 });
+      assert.equal(olap.json().state, 'FAILED');
+      assert.equal(olap.json().error, 'engine olap-prod is of kind olap: queries run on trino engines and the embedded one');
+      assert.equal(trino.requests.filter((r) => r.body === 'SELECT 1').length, 0, 'nothing reached the engine');
     } finally {
       await worker.close();
       await trino.stop();

@@ -1,6 +1,6 @@
 // The trino driver (trino-client) against the in-test Trino protocol server: nextUri paging,
 // X-Trino-User on every request, truncation, cancel and timeout by DELETE on nextUri, errors,
-// positional parameters as EXECUTE ... USING, and a named engine reached through runQuery.
+// positional and named parameters as EXECUTE ... USING, and a named engine reached through runQuery.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -84,12 +84,28 @@ describe('trino driver against the in-test Trino protocol server', () => {
     assert.equal(f.message, "SYNTAX_ERROR: line 1:1: mismatched input 'FAIL'");
   });
 
-  test('positional parameters run as EXECUTE of a prepared statement; named ones are refused', async () => {
+  test('positional parameters run as EXECUTE of a prepared statement', async () => {
     const r = await driver.run(run({ sql: 'SELECT ?, ?, ?, ?', params: [7, "it's", true, null] }));
     assert.deepEqual(r.rows, [['svc_statement=SELECT%20%3F%2C%20%3F%2C%20%3F%2C%20%3F', "EXECUTE svc_statement USING 7, 'it''s', TRUE, NULL"]]);
-    const f = await failure(driver.run(run({ params: { who: 'x' } })));
-    assert.equal(f.kind, 'refused');
-    assert.equal(f.message, 'trino takes positional parameters (?) only');
+  });
+
+  test('named parameters ($name) run as ? in the order they appear, outside literals, quoted names and comments', async () => {
+    const sql = `SELECT "$path", '$who''s $who', $who, $n -- $n\n/* $who */ WHERE x = $n`;
+    const r = await driver.run(run({ sql, params: { who: "o'neil", n: 2.5 } }));
+    const prepared = decodeURIComponent((r.rows[0]![0] as string).replace(/^svc_statement=/, ''));
+    assert.equal(prepared, `SELECT "$path", '$who''s $who', ?, ? -- $n\n/* $who */ WHERE x = ?`);
+    assert.equal(r.rows[0]![1], "EXECUTE svc_statement USING 'o''neil', DOUBLE '2.5', DOUBLE '2.5'");
+    const refused: Array<[string, Record<string, string>, string]> = [
+      ['SELECT $a', {}, 'parameter $a has no value'],
+      ['SELECT $a', { a: 'x', b: 'y' }, 'parameter $b is not in the statement'],
+      ['SELECT $a, ?', { a: 'x' }, 'use either positional (?) or named ($name) parameters, not both'],
+    ];
+    for (const [q, params, message] of refused) {
+      const f = await failure(driver.run(run({ sql: q, params })));
+      assert.equal(f.kind, 'refused');
+      assert.equal(f.message, message);
+    }
+    assert.equal(trino.requests.filter((x) => x.body.includes('$a')).length, 0, 'a refused statement is never sent');
   });
 
   test('runQuery reaches a named engine through the engines lookup', async () => {

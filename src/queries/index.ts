@@ -1,10 +1,10 @@
 // The query service of a Services object, built on first use and closed with it.
 import type { Services } from '../services.js';
 import { QUEUES } from '../jobs/queues.js';
-import { createDb } from '../db/index.js';
 import { QueryService } from './service.js';
 import { ResultStore } from './results.js';
 import { QuerySignals } from './signals.js';
+import { QueryRecords } from './records.js';
 
 const built = new WeakMap<Services, QueryService>();
 
@@ -14,14 +14,14 @@ export function queryService(services: Services): QueryService {
     const log = services.logging.module('svc::queries');
     const results = new ResultStore(services.s3, services.config.engine.results_prefix, log);
     const signals = new QuerySignals(services.redis, services.queues.prefix, log);
-    const cfg = services.config;
-    const recordDb = createDb({ url: cfg.database.url, maxConnections: Math.min(cfg.engine.concurrency, cfg.database.max_connections), appName: 'svc-queries', options: '-c synchronous_commit=off' });
+    const records = new QueryRecords(services.db, log);
     q = new QueryService({
-      db: services.db, recordDb, clock: services.clock, config: services.config, engines: services.queryEngines,
+      db: services.db, records, clock: services.clock, config: services.config, engines: services.queryEngines,
       results, signals, queue: () => services.queues.get(QUEUES.queries), log,
     });
     built.set(services, q);
-    services.onClose(async () => { await signals.close(); await results.close(); await recordDb.destroy(); });
+    // The database closes after every closer: the last records are written before it.
+    services.onClose(async () => { await records.settled(); await signals.close(); await results.close(); });
   }
   return q;
 }

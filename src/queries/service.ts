@@ -5,8 +5,8 @@
 //
 // Two paths, one outcome. A request that is willing to wait (wait_ms > 0) for the embedded
 // engine runs the query in this process at once, because the engine lives here anyway: a query
-// that ends within wait_ms is written in one INSERT; one that does not is recorded RUNNING and
-// finishes in the background. Every other query (named engines, wait_ms = 0) is recorded QUEUED
+// that ends within wait_ms is answered at once and its record written right behind the answer
+// (QueryRecords); one that does not is recorded RUNNING and finishes in the background. Every other query (named engines, wait_ms = 0) is recorded QUEUED
 // and run by the `queries` job worker on whichever replica takes it; the request waits for its
 // `done` signal up to wait_ms. A run whose replica died is failed by the sweep.
 import { randomUUID } from 'node:crypto';
@@ -22,11 +22,12 @@ import { EMBEDDED, runQuery, type QueryEngines } from './run.js';
 import { QueryFailure, type EngineResult, type QueryParams, type QueryRole } from './types.js';
 import type { ResultFormat, ResultStore } from './results.js';
 import type { QuerySignals } from './signals.js';
+import type { QueryRecord, QueryRecords } from './records.js';
 
 export interface QueryServiceDeps {
   db: Db;
-  /** The same database, with synchronous_commit off: records of queries that already ended. */
-  recordDb: Db;
+  /** Records of queries that ended in the request, written behind the answer. */
+  records: QueryRecords;
   clock: Clock;
   config: Config;
   engines: QueryEngines;
@@ -106,13 +107,12 @@ export class QueryService {
     if (await endsWithin(run, s.waitMs)) {
       this.running.delete(base.id);
       const fields = await this.outcomeFields(base.id, base.workspace_id, await run);
-      // The query has already run: its record need not wait for the WAL flush (the one fsync
-      // would be most of a small query's cost), so it goes through recordDb (synchronous_commit
-      // off). A PostgreSQL crash in the next moment may lose the record, never half write it.
-      const row = await this.d.recordDb.insertInto('queries')
-        .values({ ...base, created_at: startedAt, started_at: startedAt, ...fields })
-        .returningAll().executeTakeFirstOrThrow();
-      return { query: row, ended: true };
+      // The query has run: answer now and let its record follow (QueryRecords: written at once,
+      // together with others that end meanwhile; reads on this replica wait for it).
+      const record = { ...base, created_at: startedAt, started_at: startedAt, ...fields };
+      const written = this.d.records.add(record);
+      if (this.d.records.full()) await written;
+      return { query: asRow(record), ended: true };
     }
     // Past wait_ms: record it RUNNING, answer 202, finish in the background (cancellable by id).
     const row = await this.d.db.insertInto('queries').values({ ...base, state: 'RUNNING', created_at: startedAt, started_at: startedAt }).returningAll().executeTakeFirstOrThrow();
@@ -195,6 +195,7 @@ export class QueryService {
   }
 
   async find(id: string): Promise<QueryRow> {
+    await this.d.records.settled();
     const row = await this.d.db.selectFrom('queries').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw notFound(`query does not exist: ${id}`);
     return row;
@@ -202,6 +203,7 @@ export class QueryService {
 
   /** A query of the workspace the caller may see (their own; ws_admin any); 404 otherwise. */
   async get(workspaceId: string, id: string, viewer: { userId: string; admin: boolean }): Promise<QueryRow> {
+    await this.d.records.settled();
     const row = await this.d.db.selectFrom('queries').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
     if (!row || (!viewer.admin && row.principal !== viewer.userId)) throw notFound(`query does not exist: ${id}`);
     return row;
@@ -209,6 +211,7 @@ export class QueryService {
 
   /** History, newest first: the caller's own queries, or all of the workspace's for ws_admin. */
   async list(workspaceId: string, viewer: { userId: string; admin: boolean }, opts: { limit: number; offset: number; state?: QueryState }): Promise<QueryRow[]> {
+    await this.d.records.settled();
     let q = this.d.db.selectFrom('queries').selectAll().where('workspace_id', '=', workspaceId);
     if (!viewer.admin) q = q.where('principal', '=', viewer.userId);
     if (opts.state) q = q.where('state', '=', opts.state);
@@ -277,6 +280,7 @@ export class QueryService {
     const days = this.d.config.engine.results_retention_days;
     if (days <= 0) return { expired: 0 };
     const cutoff = new Date(this.d.clock.now().getTime() - days * 86_400_000);
+    await this.d.records.settled();
     let expired = 0;
     for (;;) {
       const batch = await this.d.db.selectFrom('queries').select(['id', 'result_key']).where('state', '=', 'SUCCEEDED').where('ended_at', '<', cutoff)
@@ -296,6 +300,20 @@ async function endsWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((r) => { timer = setTimeout(r, ms, false); });
   try { return await Promise.race([p.then(() => true), late]); } finally { clearTimeout(timer); }
+}
+
+/** The row a record reads back as (JSON parsed, bigint columns as strings), for the answer before it is written. */
+function asRow(r: QueryRecord & { state: QueryState }): QueryRow {
+  const json = <T>(v: string | null | undefined): T | null => (v === null || v === undefined ? null : JSON.parse(v) as T);
+  const big = (v: number | null | undefined) => (v === null || v === undefined ? null : String(v));
+  const ts = (v: Date | string | null | undefined) => (v === null || v === undefined ? null : new Date(v));
+  return {
+    id: r.id, workspace_id: r.workspace_id, engine: r.engine, sql: r.sql, params: json(r.params) ?? [], principal: r.principal ?? null,
+    principal_role: r.principal_role, state: r.state, error: r.error ?? null, rows: big(r.rows), truncated: r.truncated ?? false,
+    columns: json(r.columns), preview: json(r.preview), result_key: r.result_key ?? null, result_bytes: big(r.result_bytes),
+    max_rows: r.max_rows, timeout_ms: r.timeout_ms, cancel_requested_at: ts(r.cancel_requested_at), created_at: ts(r.created_at)!,
+    started_at: ts(r.started_at), ended_at: ts(r.ended_at),
+  };
 }
 
 export const ended = (s: QueryState) => s === 'SUCCEEDED' || s === 'FAILED' || s === 'CANCELLED';

@@ -8,6 +8,7 @@ import { Trino, type QueryResult } from 'trino-client';
 import type { Logger } from 'pino';
 import type { EngineDriver, EngineResult, EngineRun } from './types.js';
 import { QueryFailure } from './types.js';
+import { namedToPositional } from './trino-params.js';
 
 export interface TrinoOptions {
   /** Coordinator URL (http:// or https://). */
@@ -101,17 +102,16 @@ export class TrinoDriver implements EngineDriver {
     }
   }
 
-  /** Positional parameters run as EXECUTE of a prepared statement (Trino has no named ones). */
+  /**
+   * Parameters run as EXECUTE of a prepared statement: positional ones as given, named ones
+   * (`$name`) turned positional first (Trino has only `?`; src/queries/trino-params.ts).
+   */
   private statement(q: EngineRun): { statement: string; prepared?: string } {
-    const params = q.params;
-    if (!Array.isArray(params)) {
-      if (Object.keys(params).length > 0) throw new QueryFailure('refused', 'trino takes positional parameters (?) only');
-      return { statement: q.sql };
-    }
-    if (params.length === 0) return { statement: q.sql };
+    const { sql, values } = Array.isArray(q.params) ? { sql: q.sql, values: q.params } : namedToPositional(q.sql, q.params);
+    if (values.length === 0) return { statement: sql };
     return {
-      statement: `EXECUTE svc_statement USING ${params.map(trinoLiteral).join(', ')}`,
-      prepared: `svc_statement=${encodeURIComponent(q.sql)}`,
+      statement: `EXECUTE svc_statement USING ${values.map(trinoLiteral).join(', ')}`,
+      prepared: `svc_statement=${encodeURIComponent(sql)}`,
     };
   }
 

@@ -1,7 +1,10 @@
 // The `queries` job worker: runs QUEUED queries (engine.concurrency at once per replica), and two
 // schedulers: the sweep that fails queries whose replica stopped, and result retention.
+// The lease and reaper rules of task runs: the job lock lasts workflow.working_timeout_s, at most
+// 30 s (BullMQ's default; it is renewed every half while the worker lives, so a query's lease
+// never needs more), and BullMQ's stalled check runs every workflow.reaper_interval_secs.
 // maxStalledCount 0: a query whose worker died is not run twice (it may have changed data); its
-// job fails and the query is recorded FAILED.
+// job fails at the first stalled check after the lock expired and the query is recorded FAILED.
 import type { Worker } from 'bullmq';
 import type { Services } from '../services.js';
 import { QUEUES, type QueryJob } from '../jobs/queues.js';
@@ -15,6 +18,7 @@ export async function startQueryWorker(services: Services, opts: { sweepEveryMs?
   const log = services.logging.module('svc::queries::worker');
   const queries = queryService(services);
   const def = QUEUES.queries;
+  const wf = services.config.workflow;
   const worker = startWorker<QueryJob>(services, def, async (job) => {
     if (job.name === 'sweep') return { failed: await queries.sweep() };
     if (job.name === 'retention') {
@@ -24,7 +28,8 @@ export async function startQueryWorker(services: Services, opts: { sweepEveryMs?
     }
     return { state: await queries.runQueued(job.data.queryId!) };
   }, {
-    concurrency: services.config.engine.concurrency, maxStalledCount: 0, log, failedMessage: 'query job failed',
+    concurrency: services.config.engine.concurrency, log, failedMessage: 'query job failed',
+    lockDuration: Math.min(Math.max(1, wf.working_timeout_s), 30) * 1000, stalledInterval: Math.max(1, wf.reaper_interval_secs) * 1000, maxStalledCount: 0,
     describe: (job) => ({ job: job.id, name: job.name }),
     onFailed: (job) => {
       if (job?.name !== 'run' || !job.data.queryId) return;
