@@ -216,3 +216,21 @@ test('truthiness of an if condition: empty text, "0", "false", 0, false, null an
   const table: Array<[unknown, boolean]> = [['', false], ['0', false], ['FALSE', false], [0, false], [false, false], [null, false], [undefined, false], [[], false], ['x', true], [1, true], [true, true], [[0], true], [{}, true]];
   for (const [v, t] of table) assert.equal(truthy(v), t, JSON.stringify(v));
 });
+
+test('planner: a foreach visits only the iterations still in the snapshot and those from its bound on, and settles each that finishes, out of order too', async () => {
+  // iterations 0 to 3 started; 0, 2 and 3 finished and were settled (not in the snapshot); 1 runs
+  const snap = snapshot([['0', 'each', 'RUNNING', { values: [1, 2, 3, 4, 5, 6] }], ['0[1]/0', 'item', 'RUNNING']]);
+  snap.runs[0].settled_iterations = 4;
+  const p = await plan(flow(foreach('[1, 2, 3, 4, 5, 6]')), snap, outcome('0[1]/0', 'SUCCESS'), renderWith({}), NOW);
+  assert.deepEqual(p.inserts.map((r) => r.path), ['0[4]/0', '0[5]/0'], 'no settled iteration runs again; the next two start');
+  assert.deepEqual(p.settled, ['0[1]/']);
+  const each = p.runs.find((r) => r.path === '0')!;
+  assert.equal(each.settled_iterations, 6, 'the bound covers every started iteration');
+  assert.ok(!p.runs.some((r) => r.path.startsWith('0[1]/')), 'the settled iteration leaves the snapshot');
+  // the last two finishing out of order end the foreach
+  const last = snapshot([['0', 'each', 'RUNNING', { values: [1, 2, 3, 4, 5, 6] }], ['0[4]/0', 'item', 'RUNNING'], ['0[5]/0', 'item', 'SUCCESS']]);
+  last.runs[0].settled_iterations = 6;
+  const q = await plan(flow(foreach('[1, 2, 3, 4, 5, 6]')), last, outcome('0[4]/0', 'SUCCESS'), renderWith({}), NOW);
+  assert.deepEqual(q.inserts, []);
+  assert.equal(q.exec.state, 'SUCCESS');
+});

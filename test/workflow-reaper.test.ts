@@ -3,69 +3,49 @@
 // another worker process claims it as a new attempt, and it finishes exactly once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
-import { createTestDatabase, query, type TestDatabase } from './helpers/db.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
-import { serviceEnv, spawnSvc, runSvc, waitExit } from './helpers/cli.js';
+import { query } from './helpers/db.js';
+import { spawnSvc, waitExit } from './helpers/cli.js';
+import { startServeBed, type ServeBed } from './helpers/serve-bed.js';
+import { waitFor } from './helpers/workflow.js';
 import { freePort } from './helpers/net.js';
 
 // Its own Redis database, so no other suite's workers can take these jobs.
 const REDIS_URL = 'redis://127.0.0.1:6379/7';
-let db: TestDatabase; let s3: TestS3; let env: Record<string, string>;
+let bed: ServeBed; let env: Record<string, string>; let db: ServeBed['db'];
 
 before(async () => {
-  db = await createTestDatabase();
-  s3 = await startS3();
-  const r = new Redis(REDIS_URL); await r.flushdb(); await r.quit();
-  env = serviceEnv(db.url, s3, {
-    SVC_REDIS__URL: REDIS_URL, SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true',
+  bed = await startServeBed(REDIS_URL, {
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__WORKING_TIMEOUT_S: '2', SVC_WORKFLOW__REAPER_INTERVAL_SECS: '1',
-    SVC_ADMIN_EMAIL: 'admin@example.test', SVC_ADMIN_PASSWORD: 'admin-password-1',
   });
-  const init = await runSvc(['init'], { env });
-  assert.equal(init.code, 0, init.stderr);
+  ({ env, db } = bed);
 });
-after(async () => { const r = new Redis(REDIS_URL); await r.flushdb(); await r.quit(); await db.drop(); await s3.stop(); });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+after(() => bed.close());
 
 test('the run of a SIGKILLed worker is handed back and finishes once on another worker', async () => {
   const portA = await freePort();
   const a = await spawnSvc(['serve'], { env: { ...env, SVC_SERVER__PORT: String(portA) }, ready: /"msg":"listening"/ });
   const base = `http://127.0.0.1:${portA}`;
-  const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'admin@example.test', password: 'admin-password-1' }) });
-  assert.equal(login.status, 200);
-  const cookies = login.headers.getSetCookie().map((c) => c.split(';')[0]);
-  const csrf = cookies.find((c) => c.startsWith('svc_csrf='))!.split('=')[1];
-  const headers = { cookie: cookies.join('; '), 'x-svc-csrf': csrf };
+  const { headers } = await bed.signIn(base);
   const flow = 'id: long\nnamespace: team\ntasks:\n  - id: nap\n    type: sleep\n    duration: PT4S\n  - id: done\n    type: output\n    values: { ok: true }\n';
   assert.equal((await fetch(`${base}/workflows/v1/default/flows`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-yaml' }, body: flow })).status, 201);
   const created = await fetch(`${base}/workflows/v1/default/executions/team/long`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
   assert.equal(created.status, 201);
   const { id } = await created.json() as { id: string };
 
-  await until('the sleep task to run on worker A', async () => {
+  await waitFor(async () => {
     const rows = await query<{ state: string }>(db.url, `SELECT state FROM task_runs WHERE execution_id = $1 AND task_id = 'nap'`, [id]);
-    return rows[0]?.state === 'RUNNING' ? true : undefined;
-  });
+    return rows[0]?.state === 'RUNNING';
+  }, 'the sleep task to run on worker A', 30_000);
   a.child.kill('SIGKILL');
   await waitExit(a.child);
 
   const portB = await freePort();
   const b = await spawnSvc(['serve'], { env: { ...env, SVC_SERVER__PORT: String(portB) }, ready: /"msg":"listening"/ });
   try {
-    const state = await until('the execution to end on worker B', async () => {
+    const state = await waitFor(async () => {
       const rows = await query<{ state: string; ended_at: Date | null }>(db.url, 'SELECT state, ended_at FROM executions WHERE id = $1', [id]);
       return rows[0]?.ended_at ? rows[0].state : undefined;
-    }, 40_000);
+    }, 'the execution to end on worker B', 40_000);
     assert.equal(state, 'SUCCESS');
     const runs = await query<{ task_id: string; state: string; attempt: number }>(db.url, 'SELECT task_id, state, attempt FROM task_runs WHERE execution_id = $1 ORDER BY path', [id]);
     assert.deepEqual(runs, [{ task_id: 'nap', state: 'SUCCESS', attempt: 2 }, { task_id: 'done', state: 'SUCCESS', attempt: 1 }]);

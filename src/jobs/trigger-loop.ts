@@ -18,7 +18,14 @@ export async function startTriggerLoop(services: Services): Promise<TriggerLoop>
   const worker = startWorker(services, QUEUES.triggers, async (job) => {
     switch (job.name) {
       case 'trigger-tick': return processTriggerTick(services);
-      case 'execution-ended': return processExecutionEnded(services, String(job.data.executionId ?? ''));
+      case 'execution-ended': {
+        // one execution ({executionId}) or several that ended together ({executionIds}); each is
+        // idempotent, so a retried job re-evaluates the ones it had done and starts nothing twice
+        if (!Array.isArray(job.data.executionIds)) return processExecutionEnded(services, String(job.data.executionId ?? ''));
+        const results = [];
+        for (const id of job.data.executionIds.slice(0, 1_000)) results.push(await processExecutionEnded(services, String(id)));
+        return { fired: results.flatMap((r) => r.fired), skipped: results.reduce((n, r) => n + r.skipped, 0) };
+      }
       default: throw new Error(`unknown trigger job ${job.name}`);
     }
   }, { log, concurrency: 4, failedMessage: 'trigger job failed', describe: (job) => ({ job: job.name, id: job.id }) });

@@ -1,27 +1,67 @@
 // The WorkflowQueue port (src/workflows/ports.ts) on BullMQ: the `executions`, `task-runs` and
 // `triggers` queues of src/jobs/queues.ts, with their declared retention.
 import type { WorkflowQueue } from '../workflows/ports.js';
-import { QUEUES, jobOptions, type Queues } from './queues.js';
+import type { JobsOptions } from 'bullmq';
+import { QUEUES, jobOptions, type Queues, type TaskRunJobData } from './queues.js';
+
+/** At most this many executions in one `execution-ended` job (bounds the job's size). */
+const ENDED_BATCH_MAX = 200;
+/** At most this many leaf jobs in one addBulk made of several callers' leaves. */
+const DISPATCH_BATCH_MAX = 500;
+
+/**
+ * Gathers what callers hand over in the same turn of the event loop and passes it to `flush`
+ * once, in the check phase (setImmediate) after it. Each caller's promise settles when the flush
+ * holding its items does, so a caller still waits until its items are in Redis, as it did when it
+ * added them itself. A batch holding `max` items or more takes no more.
+ */
+function sameTurn<T>(flush: (items: T[]) => Promise<void>, max: number): (items: T[]) => Promise<void> {
+  let batch: { items: T[]; done: Promise<void> } | undefined;
+  return (items) => {
+    if (!batch || batch.items.length >= max) {
+      const mine: T[] = [];
+      const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        if (batch?.items === mine) batch = undefined;
+        return flush(mine);
+      });
+      batch = { items: mine, done };
+    }
+    batch.items.push(...items);
+    return batch.done;
+  };
+}
 
 export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
+  // Ends announced in the same turn of the event loop (steps of several executions finishing
+  // together) share one `execution-ended` job: one add instead of one per execution (issue 11).
+  // One end alone is announced exactly as before (its own job id, `executionId`).
+  const announce = sameTurn<string>(async (ids) => {
+    const q = queues.get(QUEUES.triggers);
+    // jobId: one announcement per execution, however many steps see it end
+    if (ids.length === 1) await q.add('execution-ended', { executionId: ids[0] }, jobOptions(QUEUES.triggers, { jobId: `${ids[0]}-ended` }));
+    else await q.add('execution-ended', { executionIds: ids }, jobOptions(QUEUES.triggers));
+  }, ENDED_BATCH_MAX);
+  // Leaves queued in the same turn (executions created or stepping together) go in one addBulk:
+  // the same jobs, ids and options, one round trip to Redis instead of one per caller.
+  const queueLeaves = sameTurn<{ name: string; data: TaskRunJobData; opts: JobsOptions }>(async (jobs) => {
+    const q = queues.get(QUEUES.taskRuns);
+    if (jobs.length === 1) await q.add(jobs[0].name, jobs[0].data, jobs[0].opts);
+    else await q.addBulk(jobs);
+  }, DISPATCH_BATCH_MAX);
   return {
     async advance(executionId, reason, created) {
       await queues.get(QUEUES.executions).add(reason, { executionId, created }, jobOptions(QUEUES.executions, { jobId: reason === 'start' ? `${executionId}-start` : undefined }));
     },
     async dispatch(leaves) {
       if (leaves.length === 0) return;
-      const jobs = leaves.map((l) => ({
+      await queueLeaves(leaves.map((l) => ({
         name: 'run',
         data: { taskRunId: l.taskRunId, executionId: l.executionId, attempt: l.attempt + 1, instant: l.instant },
         opts: jobOptions(QUEUES.taskRuns, { jobId: `${l.taskRunId}-${l.attempt + 1}`, delay: l.delayMs }),
-      }));
-      const q = queues.get(QUEUES.taskRuns);
-      if (jobs.length === 1) await q.add(jobs[0].name, jobs[0].data, jobs[0].opts);
-      else await q.addBulk(jobs);
+      })));
     },
-    async ended(executionId) {
-      // jobId: one announcement per execution, however many steps see it end
-      await queues.get(QUEUES.triggers).add('execution-ended', { executionId }, jobOptions(QUEUES.triggers, { jobId: `${executionId}-ended` }));
+    ended(executionId) {
+      return announce([executionId]);
     },
   };
 }

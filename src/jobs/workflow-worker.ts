@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
 import { QUEUES } from './queues.js';
 import { startWorker } from './worker.js';
-import { advance, dispatchLeaves, revive, stepContext, type Snapshot } from '../workflows/orchestrator.js';
+import { advance, dispatchLeaves, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
 import { runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';
 import { enqueueAdvance } from '../workflows/executions.js';
@@ -39,10 +39,15 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
     maxStalledCount: 10,
   });
   await services.queues.get(QUEUES.executions).upsertJobScheduler('sweep', { every: Math.max(1, cfg.reaper_interval_secs) * 1000 }, { name: 'sweep', data: { executionId: '' }, opts: QUEUES.executions.scheduledJobOptions });
+  // Executions created in this process now take their first step as they are created.
+  startInline(services, ctx);
   log.info({ workerId, batch: cfg.batch, runner: runner?.kind ?? 'none' }, 'workflow worker started');
   return {
     workerId,
-    async close() { await Promise.all([orchestrator.close(), taskRuns.close()]); },
+    async close() {
+      startInline(services, undefined);
+      await Promise.all([orchestrator.close(), taskRuns.close()]);
+    },
   };
 }
 

@@ -23,6 +23,19 @@ export function iterationPrefix(path: string): string | undefined {
   return path.includes('[') ? path.slice(0, path.lastIndexOf(']') + 1) : undefined;
 }
 
+/**
+ * The iteration whose settled runs a template at `path` may see but a snapshot of `runs` lacks:
+ * a template sees its innermost iteration's runs, and a foreach inside that iteration that
+ * settled some of its own (planner/tasks/foreach.ts) left them out of the snapshot. Undefined
+ * when the snapshot holds all it may see (runs outside iterations are never settled).
+ */
+export function settledUnder(path: string, runs: Iterable<{ path: string; settled_iterations?: number }>): string | undefined {
+  const prefix = iterationPrefix(path);
+  if (prefix === undefined) return undefined;
+  for (const r of runs) if ((r.settled_iterations ?? 0) > 0 && r.path.startsWith(`${prefix}/`)) return prefix;
+  return undefined;
+}
+
 export function templateContext(exec: ExecutionView, def: FlowDef, runs: RunView[], run?: { id: string; path: string; iteration: unknown; attempt?: number }): Record<string, unknown> {
   const it = run?.iteration as { value?: unknown; index?: number } | null | undefined;
   const prefix = run ? iterationPrefix(run.path) : undefined;

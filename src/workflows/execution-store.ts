@@ -1,7 +1,8 @@
 // The executions store: the SQL of an orchestration step. One statement reads an execution and
 // its task runs (a snapshot); one statement applies a plan with the outcome that prompted it,
 // guarded by the execution's version and the outcome's lease (see APPLY). Runs of settled
-// iterations (planner/tasks/foreach.ts) are left out of the read, so it does not grow with them.
+// iterations (planner/tasks/foreach.ts), at any depth, are left out of the read, so it does not
+// grow with them; a template that may see some reads them back (readSettledRuns).
 import { sql } from 'kysely';
 import { queryPrepared, type Db } from '../db/index.js';
 import type { Outcome, Plan, Run, Snapshot } from './planner/types.js';
@@ -21,6 +22,19 @@ export async function readSnapshot(db: Db, executionId: string): Promise<Snapsho
   return { exec, runs: (runs ?? []).map((r) => ({ ...r, outputs: r.outputs ?? {}, ended_at: r.ended_at ? new Date(r.ended_at) : null })) };
 }
 
+const SETTLED = `
+  SELECT id, task_id, path, state, outputs, iteration FROM task_runs
+  WHERE execution_id = $1 AND settled AND state = 'SUCCESS' AND starts_with(path, $2)`;
+
+/**
+ * The successful settled runs under an iteration (`path[k]`): what a template rendered in that
+ * iteration may see of the foreach iterations inside it that earlier steps settled (RenderScope).
+ */
+export async function readSettledRuns(db: Db, executionId: string, iteration: string): Promise<Run[]> {
+  const rows = await queryPrepared<Pick<Run, 'id' | 'task_id' | 'path' | 'state' | 'outputs' | 'iteration'>>(db, 'svc_step_settled', SETTLED, [executionId, `${iteration}/`]);
+  return rows.map((r) => ({ ...r, outputs: r.outputs ?? {}, parent_id: null, error: null, attempt: 0, ended_at: null }));
+}
+
 /**
  * Applies a plan in one statement of fixed text (prepared once per connection). `lk` locks the
  * execution if its version is still the one the plan was made from (a lock that waited re-checks
@@ -29,7 +43,7 @@ export async function readSnapshot(db: Db, executionId: string): Promise<Snapsho
  * ($5). Every write runs only when both did. The execution is always locked first, so steps never
  * deadlock with each other.
  *   $1 execution  $2 version  $3 outcome's run  $6 outcome  $7 its last log lines
- *   $8 execution fields  $9 new task runs  $10 changed task runs  $11 iterations settled (`path[k]/`)
+ *   $8 execution fields  $9 new task runs  $10 changed task runs (outputs null: unchanged)  $11 iterations settled (`path[k]/`)
  * A run under a settled iteration is marked settled by the write that touches it (oc, ins, upd)
  * or else by `st`, so no row is updated twice in the statement.
  */
@@ -61,7 +75,7 @@ const APPLY = `
       EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(n.path, s)), COALESCE(n.settled_iterations, 0)
     FROM go, jsonb_to_recordset($9::jsonb) AS n(id uuid, parent_id uuid, task_id text, path text, state text, iteration jsonb, outputs jsonb, error text,
       created_at timestamptz, started_at timestamptz, dispatched_at timestamptz, ended_at timestamptz, settled_iterations int)),
-  upd AS (UPDATE task_runs t SET state = u.state, outputs = COALESCE(u.outputs, '{}'::jsonb), error = u.error, ended_at = u.ended_at,
+  upd AS (UPDATE task_runs t SET state = u.state, outputs = COALESCE(u.outputs, t.outputs), error = u.error, ended_at = u.ended_at,
       lease_token = CASE WHEN u.ended_at IS NULL THEN t.lease_token END, lease_until = CASE WHEN u.ended_at IS NULL THEN t.lease_until END,
       settled_iterations = COALESCE(u.settled_iterations, t.settled_iterations),
       settled = EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(t.path, s))
@@ -71,21 +85,29 @@ const APPLY = `
       AND t.id IS DISTINCT FROM $3::uuid AND t.id NOT IN (SELECT c.id FROM jsonb_to_recordset($10::jsonb) AS c(id uuid)))
   SELECT EXISTS (SELECT 1 FROM lk) AS locked, EXISTS (SELECT 1 FROM go) AS claimed`;
 
-export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Outcome): Promise<{ locked: boolean; claimed: boolean }> {
+/** The task runs a plan creates, as the statements insert them ($9 of APPLY, $10 of CREATE). */
+function newRuns(plan: Plan) {
   const now = plan.now;
-  const o = outcome && {
-    state: outcome.state, attempt_state: outcome.attemptState, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt,
-    started_at: outcome.startedAt, ended_at: outcome.endedAt, run_ended_at: outcome.state === 'RETRYING' ? null : outcome.endedAt,
-    worker: outcome.worker, reason: outcome.reason, log_lines: outcome.log.lines, log_bytes: outcome.log.bytes, withheld: outcome.log.withheld,
-  };
-  const inserts = plan.inserts.map((r) => ({
+  return plan.inserts.map((r) => ({
     id: r.id, parent_id: r.parent_id, task_id: r.task_id, path: r.path, state: r.state, iteration: r.iteration, outputs: r.outputs, error: r.error,
     settled_iterations: r.settled_iterations,
     // new runs are queued leaves or flowable tasks, which start at once
     created_at: now, started_at: r.state === 'QUEUED' ? null : now, dispatched_at: r.state === 'QUEUED' ? now : null, ended_at: r.ended_at,
   }));
+}
+
+export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Outcome): Promise<{ locked: boolean; claimed: boolean }> {
+  const o = outcome && {
+    state: outcome.state, attempt_state: outcome.attemptState, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt,
+    started_at: outcome.startedAt, ended_at: outcome.endedAt, run_ended_at: outcome.state === 'RETRYING' ? null : outcome.endedAt,
+    worker: outcome.worker, reason: outcome.reason, log_lines: outcome.log.lines, log_bytes: outcome.log.bytes, withheld: outcome.log.withheld,
+  };
+  const inserts = newRuns(plan);
+  // Outputs the step did not replace are not sent back: a foreach run changes with every settled
+  // iteration, and its outputs hold all its values (the planner copies a run, keeping the object).
+  const read = new Map(snap.runs.map((r) => [r.id, r.outputs]));
   const changed = [...plan.changed].filter((r) => r.id !== outcome?.runId)
-    .map((r) => ({ id: r.id, state: r.state, outputs: r.outputs, error: r.error, ended_at: r.ended_at, settled_iterations: r.settled_iterations }));
+    .map((r) => ({ id: r.id, state: r.state, outputs: read.get(r.id) === r.outputs ? null : r.outputs, error: r.error, ended_at: r.ended_at, settled_iterations: r.settled_iterations }));
   const [res] = await queryPrepared<{ locked: boolean; claimed: boolean }>(db, 'svc_step_apply', APPLY, [
     snap.exec.id, snap.exec.version, outcome?.runId ?? null,
     outcome && 'lease' in outcome.guard ? outcome.guard.lease : null, outcome && 'prevAttempt' in outcome.guard ? outcome.guard.prevAttempt : null,
@@ -113,4 +135,36 @@ export async function failExecution(db: Db, executionId: string, outcome: Outcom
       kill_requested_at = COALESCE(kill_requested_at, ${now}::timestamptz)
     WHERE id = ${executionId} AND ended_at IS NULL RETURNING id`.execute(db);
   return rows.length > 0;
+}
+
+/**
+ * Inserts an execution together with its first step (a start in the create path, see
+ * orchestrator.ts startCreated): the execution with the fields the plan gives it and version 1,
+ * as the start step would have left it, and the task runs the plan creates, in one statement.
+ * The first step of an execution has no earlier runs, so the plan changes none (only inserts).
+ *   $1-$8 the execution as created  $9 its fields after the step  $10 new task runs
+ *   $11 iterations settled (`path[k]/`)
+ */
+const CREATE = `
+  WITH ex AS (INSERT INTO executions (id, workspace_id, namespace, flow_id, flow_revision, state, inputs, trigger, created_at, version, started_at, ended_at, outputs, error)
+    SELECT $1, $2, $3, $4, $5::int, p.state, $6::jsonb, $7::jsonb, $8::timestamptz, 1, p.started_at, p.ended_at, COALESCE(p.outputs, '{}'::jsonb), p.error
+    FROM jsonb_to_record($9::jsonb) AS p(state text, started_at timestamptz, ended_at timestamptz, outputs jsonb, error text) RETURNING id)
+  INSERT INTO task_runs (id, execution_id, parent_id, task_id, path, state, iteration, outputs, error, created_at, started_at, dispatched_at, ended_at,
+      settled, settled_iterations)
+    SELECT n.id, ex.id, n.parent_id, n.task_id, n.path, n.state, n.iteration, COALESCE(n.outputs, '{}'::jsonb), n.error, n.created_at, n.started_at, n.dispatched_at, n.ended_at,
+      EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(n.path, s)), COALESCE(n.settled_iterations, 0)
+    FROM ex, jsonb_to_recordset($10::jsonb) AS n(id uuid, parent_id uuid, task_id text, path text, state text, iteration jsonb, outputs jsonb, error text,
+      created_at timestamptz, started_at timestamptz, dispatched_at timestamptz, ended_at timestamptz, settled_iterations int)`;
+
+export interface NewExecution {
+  id: string; workspace_id: string; namespace: string; flow_id: string; flow_revision: number;
+  inputs: Record<string, unknown>; trigger: Record<string, unknown>; created_at: Date;
+}
+
+export async function insertStarted(db: Db, e: NewExecution, plan: Plan): Promise<void> {
+  if (plan.changed.size > 0) throw new Error(`the first step of execution ${e.id} changes runs that existed before it`);
+  await queryPrepared(db, 'svc_step_create', CREATE, [
+    e.id, e.workspace_id, e.namespace, e.flow_id, e.flow_revision, JSON.stringify(e.inputs), JSON.stringify(e.trigger), e.created_at,
+    JSON.stringify(plan.exec), JSON.stringify(newRuns(plan)), plan.settled,
+  ]);
 }

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import type { ExecutionState, ExecutionsTable } from '../db/workflow-types.js';
 import type { Selectable } from 'kysely';
-import { createdSnapshot } from './orchestrator.js';
+import { createdSnapshot, startCreated } from './orchestrator.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { FlowValidationError, resolveInputs } from './flow.js';
 
@@ -30,9 +30,15 @@ export async function createExecution(services: Services, req: CreateExecution) 
     throw err;
   }
   const id = randomUUID();
+  const created_at = services.clock.now();
+  const e = { id, workspace_id: req.workspaceId, namespace: req.namespace, flow_id: req.flowId, flow_revision: flow.revision, inputs, trigger: req.trigger, created_at };
+  // With a workflow worker in this process the first step is taken here; the answer is the
+  // execution as created all the same (the state a start job's caller saw).
+  if (await startCreated(services, e)) {
+    return { ...e, state: 'CREATED', outputs: {}, error: null, kill_requested_at: null, files_pruned_at: null, version: '0', started_at: null, ended_at: null } as Selectable<ExecutionsTable>;
+  }
   const row = await services.db.insertInto('executions').values({
-    id, workspace_id: req.workspaceId, namespace: req.namespace, flow_id: req.flowId, flow_revision: flow.revision,
-    state: 'CREATED', inputs: JSON.stringify(inputs), trigger: JSON.stringify(req.trigger), created_at: services.clock.now(),
+    ...e, state: 'CREATED', inputs: JSON.stringify(inputs), trigger: JSON.stringify(req.trigger),
   }).returningAll().executeTakeFirstOrThrow();
   await enqueueAdvance(services, id, 'start', row);
   return row;
@@ -53,6 +59,20 @@ export async function getExecution(services: Services, workspaceId: string, id: 
   if (!exec) throw notFound(`execution does not exist: ${id}`);
   const runs = await services.db.selectFrom('task_runs').selectAll().where('execution_id', '=', id).orderBy('created_at').orderBy('path').execute();
   return { exec, runs };
+}
+
+/** Task-run attempts an execution keeps at most in one answer (retries of a large foreach). */
+export const MAX_ATTEMPTS_LISTED = 10_000;
+
+/**
+ * The finished attempts of an execution's task runs (a row is written when an attempt ends; the
+ * attempt under way is the task run's own `attempt`), oldest first per task run.
+ */
+export async function listAttempts(services: Services, executionId: string) {
+  return services.db.selectFrom('task_run_attempts as a').innerJoin('task_runs as t', 't.id', 'a.task_run_id')
+    .select(['a.task_run_id', 'a.attempt', 'a.state', 'a.reason', 'a.log_lines', 'a.started_at', 'a.ended_at'])
+    .where('t.execution_id', '=', executionId)
+    .orderBy('a.task_run_id').orderBy('a.attempt').limit(MAX_ATTEMPTS_LISTED).execute();
 }
 
 export async function listExecutions(services: Services, workspaceId: string, f: { namespace?: string; flowId?: string; state?: ExecutionState; limit: number; before?: string }) {

@@ -18,7 +18,7 @@ import { templateContext, templateFunctions } from './context.js';
 import { FlowDefinitions } from './flows.js';
 import { storableText } from './storable.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { applyStep, failExecution, readSnapshot } from './execution-store.js';
+import { applyStep, failExecution, insertStarted, readSettledRuns, readSnapshot, type NewExecution } from './execution-store.js';
 import { needsDefinition, plan } from './planner/plan.js';
 import { isEmpty, type LeafDispatch, type Outcome, type Plan, type Render, type Snapshot } from './planner/types.js';
 
@@ -55,6 +55,47 @@ export function createdSnapshot(e: Snapshot['exec']): Snapshot {
 export function revive(s: Snapshot): Snapshot {
   const date = (d: Date | string | null) => (d === null ? null : new Date(d));
   return { exec: { ...s.exec, created_at: date(s.exec.created_at)!, kill_requested_at: date(s.exec.kill_requested_at), ended_at: date(s.exec.ended_at) }, runs: s.runs };
+}
+
+/**
+ * The step contexts of the workflow workers running in this process (src/jobs/workflow-worker.ts
+ * registers its own while it runs). With one, createExecution starts an execution in the step
+ * that creates it (startCreated) instead of queueing a start job for a worker.
+ */
+const inlineStarts = new WeakMap<Services, StepContext>();
+
+export function startInline(services: Services, ctx: StepContext | undefined): void {
+  if (ctx) inlineStarts.set(services, ctx);
+  else inlineStarts.delete(services);
+}
+
+/**
+ * Creates an execution and takes its first step in one statement, then queues the leaves the step
+ * decided: what a start job's step would do, without the job, its round trips through Redis and
+ * the separate INSERT (issue 11). Only when a workflow worker runs in this process, so that with
+ * workflow.worker_enabled false an execution is created and nothing advances it (SPEC 3). False
+ * when it did not start it: no worker here, or the step could not be planned or stored (the
+ * caller then creates it as before and a worker's start job meets the same error, as it did).
+ */
+export async function startCreated(services: Services, e: NewExecution): Promise<boolean> {
+  const ctx = inlineStarts.get(services);
+  if (!ctx) return false;
+  // the trigger (a webhook's body) stays out of the snapshot this worker keeps, as in createdSnapshot()
+  const { trigger: _trigger, ...exec } = e;
+  const created: Snapshot = { exec: { ...exec, state: 'CREATED', version: '0', kill_requested_at: null, ended_at: null }, runs: [] };
+  let plan: Plan;
+  try {
+    plan = await planStep(services, ctx.defs, created);
+    await insertStarted(services.db, e, plan);
+  } catch (err) {
+    services.logging.module('svc::workflows::orchestrator').debug({ executionId: e.id, err: (err as Error).message }, 'first step not taken in the create path: a start job takes it');
+    return false;
+  }
+  if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
+    ctx.snapshots.set(e.id, { exec: { ...created.exec, version: '1', state: plan.exec.state ?? 'RUNNING' }, runs: plan.runs });
+  }
+  await afterAdvance(services, e.id, plan.ended, plan.leaves);
+  return true;
 }
 
 /**
@@ -143,8 +184,10 @@ async function planStep(services: Services, defs: FlowDefinitions, snap: Snapsho
   const { exec } = snap;
   const def = !needsDefinition(snap, outcome) ? undefined
     : await defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
-  const render: Render = (value, scope) => renderTemplate(value,
-    templateContext(exec, def!, scope.runs, { id: scope.runId, path: scope.path, iteration: scope.iteration }), templateFunctions(services, exec));
+  const render: Render = async (value, scope) => {
+    const runs = scope.settledUnder ? [...scope.runs, ...await readSettledRuns(services.db, exec.id, scope.settledUnder)] : scope.runs;
+    return renderTemplate(value, templateContext(exec, def!, runs, { id: scope.runId, path: scope.path, iteration: scope.iteration }), templateFunctions(services, exec));
+  };
   const { foreach_max_items: foreachMaxItems, foreach_max_concurrency: foreachMaxConcurrency } = services.config.workflow;
   return plan(def, snap, outcome, render, services.clock.now(), { foreachMaxItems, foreachMaxConcurrency });
 }

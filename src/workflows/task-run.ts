@@ -10,11 +10,12 @@ import type { ContainerRunner } from '../runners/types.js';
 import type { TaskRunState } from '../db/workflow-types.js';
 import { INSTANT, parseDuration, type FlowDef, type TaskDef } from './flow.js';
 import { maskSecrets, render } from './template.js';
-import { iterationPrefix, templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
+import { iterationPrefix, settledUnder, templateContext, templateFunctions, type ExecutionView, type RunView } from './context.js';
 import { TaskLog } from './logs.js';
 import { NotStorable, storable, storableText } from './storable.js';
 import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
 import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Run, type Snapshot, type StepContext } from './orchestrator.js';
+import { readSettledRuns } from './execution-store.js';
 import { sql } from 'kysely';
 
 /** `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (absent: unknown). */
@@ -46,8 +47,8 @@ interface Attempt {
   exec: ExecutionView; def: FlowDef; taskDef: TaskDef | undefined;
   run: { id: string; path: string; iteration: unknown; attempt: number };
   guard: Outcome['guard']; reason: string | null; startedAt: Date;
-  /** task runs already read (an instant run's snapshot), for templates */
-  runs?: RunView[];
+  /** task runs already read (an instant run's snapshot, without settled runs), for templates */
+  runs?: Run[];
 }
 
 export async function runTaskRunJob(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, job: TaskRunJob): Promise<string> {
@@ -175,7 +176,9 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
       // (outputsFor): successful runs outside iterations and in this run's own iteration, so the
       // read does not grow with the finished iterations of a foreach.
       const prefix = iterationPrefix(run.path);
-      const runs: RunView[] = a.runs ?? (await services.db.selectFrom('task_runs').select(['id', 'task_id', 'path', 'state', 'outputs', 'iteration'])
+      // A snapshot lacks settled runs: those this template may see are read back (context.ts settledUnder).
+      const under = a.runs && settledUnder(run.path, a.runs);
+      const runs: RunView[] = a.runs ? (under ? [...a.runs, ...await readSettledRuns(services.db, exec.id, under)] : a.runs) : (await services.db.selectFrom('task_runs').select(['id', 'task_id', 'path', 'state', 'outputs', 'iteration'])
         .where('execution_id', '=', exec.id).where('state', '=', 'SUCCESS')
         .where((eb) => eb.or([sql<boolean>`position('[' in path) = 0`, ...(prefix ? [sql<boolean>`starts_with(path, ${prefix})`] : [])]))
         .execute()).map((r) => ({ ...r, outputs: r.outputs ?? {} }));

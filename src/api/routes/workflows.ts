@@ -14,10 +14,11 @@ import { allows } from '../../access/access.js';
 import { forbidden, notFound, badRequest, DomainError } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { deleteFlow, getFlow, getRevision, listFlows, listRevisions, saveFlow, validateSource } from '../../workflows/flows.js';
-import { createExecution, getExecution, listExecutions, requestKill } from '../../workflows/executions.js';
+import { createExecution, getExecution, listAttempts, listExecutions, requestKill } from '../../workflows/executions.js';
 import { deleteNamespaceFile, getExecutionFile, getNamespaceFile, listExecutionFiles, listNamespaceFiles, putNamespaceFile } from '../../workflows/files.js';
 import { deleteWorkflowSecret, listWorkflowSecrets, putWorkflowSecret } from '../../workflows/secrets.js';
 import { NAMESPACE_RE, ID_RE } from '../../workflows/flow.js';
+import { listTriggers } from '../../workflows/trigger-list.js';
 
 const BASE = '/workflows/v1/:ws';
 const errors = apiErrors;
@@ -32,6 +33,10 @@ const taskRunView = z.object({
   id: z.string(), task_id: z.string(), path: z.string(), parent_id: z.string().nullable(), state: z.string(), attempt: z.number(),
   iteration: z.unknown(), outputs: z.record(z.string(), z.unknown()), error: z.string().nullable(),
   started_at: z.string().nullable(), ended_at: z.string().nullable(),
+});
+const attemptView = z.object({
+  task_run_id: z.string(), attempt: z.number(), state: z.string(), reason: z.string().nullable(), log_lines: z.number(),
+  started_at: z.string(), ended_at: z.string().nullable(),
 });
 const executionView = z.object({
   id: z.string(), namespace: z.string(), flow_id: z.string(), flow_revision: z.number(), state: states,
@@ -187,11 +192,16 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     app.get(`${BASE}/executions/:id`, {
       preHandler: viewer,
-      schema: { tags: ['workflows'], summary: 'One execution with its task runs', params: execParams, response: { 200: executionView.extend({ task_runs: z.array(taskRunView) }), ...errors } },
+      schema: {
+        tags: ['workflows'], summary: 'One execution with its task runs and their finished attempts (at most 10,000)', params: execParams,
+        response: { 200: executionView.extend({ task_runs: z.array(taskRunView), attempts: z.array(attemptView) }), ...errors },
+      },
     }, async (req) => {
       const ws = await workspace(req);
       const { exec, runs } = await getExecution(ctx.services(), ws.id, req.params.id);
+      const attempts = await listAttempts(ctx.services(), exec.id);
       return {
+        attempts: attempts.map((a) => ({ task_run_id: a.task_run_id, attempt: a.attempt, state: a.state, reason: a.reason, log_lines: a.log_lines, started_at: a.started_at.toISOString(), ended_at: iso(a.ended_at) })),
         ...execOut(exec),
         task_runs: runs.map((r) => ({ id: r.id, task_id: r.task_id, path: r.path, parent_id: r.parent_id, state: r.state, attempt: r.attempt, iteration: r.iteration, outputs: r.outputs ?? {}, error: r.error, started_at: iso(r.started_at), ended_at: iso(r.ended_at) })),
       };
@@ -239,6 +249,32 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }
       reply.header('content-type', 'application/x-ndjson; charset=utf-8').header('cache-control', 'no-store');
       return reply.send(Readable.from(lines()));
+    });
+
+    app.get(`${BASE}/triggers`, {
+      preHandler: viewer,
+      schema: {
+        tags: ['workflows'], summary: 'The triggers of the workspace\'s flows with their last and next fire times (at most 1000)', params: wsParam,
+        response: {
+          200: z.object({
+            scheduler_enabled: z.boolean(), truncated: z.boolean(),
+            triggers: z.array(z.object({
+              namespace: z.string(), flow_id: z.string(), id: z.string(), type: z.enum(['schedule', 'flow', 'webhook']), disabled: z.boolean(),
+              schedule: z.string().nullable(), timezone: z.string().nullable(), condition: z.string().nullable(),
+              last_fired_at: z.string().nullable(), last_execution_id: z.string().nullable(), next_fire_at: z.string().nullable(), problem: z.string().nullable(),
+            })),
+          }),
+          ...errors,
+        },
+      },
+    }, async (req) => {
+      const ws = await workspace(req);
+      const s = ctx.services();
+      const { triggers, truncated } = await listTriggers(s, ws.id);
+      return {
+        scheduler_enabled: s.config.workflow.scheduler_enabled, truncated,
+        triggers: triggers.map((t) => ({ ...t, last_fired_at: iso(t.last_fired_at), next_fire_at: iso(t.next_fire_at) })),
+      };
     });
 
     app.get(`${BASE}/executions/:id/files`, {

@@ -22,11 +22,10 @@ export async function inOrder(count: number, visit: (i: number) => Promise<Statu
  */
 export async function concurrently(
   count: number, concurrency: number, killing: boolean,
-  started: (i: number) => boolean, visit: (i: number) => Promise<Status>, pend?: (i: number) => void, from = 0,
+  started: (i: number) => boolean, visit: (i: number) => Promise<Status>, pend?: (i: number) => void,
 ): Promise<Status> {
   let running = 0; let failed = false; let killed = false; let pending = 0;
-  // children before `from` are known done (a foreach's settled iterations): not visited
-  for (let i = from; i < count; i++) {
+  for (let i = 0; i < count; i++) {
     if (!started(i) && (running >= concurrency || failed || killed || killing)) {
       // Without `pend`, children start in order (foreach): once the slots are full none after
       // this one has started, so the visit stops here and a step's cost does not grow with them.

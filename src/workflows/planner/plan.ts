@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { ExecutionState } from '../../db/workflow-types.js';
 import { FLOWABLE, INSTANT, type FlowDef, type TaskDef } from '../flow.js';
 import { inOrder } from './children.js';
+import { settledUnder } from '../context.js';
 import { FLOWABLE_TASKS, type Walker } from './tasks/index.js';
 import { DEFAULT_PLAN_LIMITS, TERMINAL_RUN, mapState, type PlanLimits, type Iteration, type Outcome, type Plan, type Render, type Run, type Snapshot, type Status } from './types.js';
 
@@ -60,12 +61,39 @@ class Walk implements Walker {
   constructor(
     private readonly executionId: string, private readonly byPath: Map<string, Run>, private readonly plan: Plan,
     readonly killing: boolean, private readonly now: Date, private readonly renderer: Render, readonly limits: PlanLimits,
-  ) {}
+  ) {
+    this.snapshotPaths = [...byPath.keys()];
+    this.settledBefore = [...byPath.values()].filter((r) => (r.settled_iterations ?? 0) > 0).map((r) => ({ path: r.path, settled_iterations: r.settled_iterations }));
+  }
+
+  private readonly snapshotPaths: string[];
+
+  /** foreach path -> indexes of its iterations with runs in the snapshot (built on first use) */
+  private present?: Map<string, number[]>;
+  /** foreach runs that had settled iterations before this step: those runs are not in the snapshot */
+  private readonly settledBefore: Array<Pick<Run, 'path' | 'settled_iterations'>>;
 
   taskAt(path: string): TaskDef | undefined { return this.byTaskPath.get(path); }
   has(path: string): boolean { return this.byPath.has(path); }
   note(path: string, task: TaskDef): void { this.byTaskPath.set(path, task); }
   settled(iteration: string): void { this.plan.settled.push(`${iteration}/`); }
+
+  iterations(path: string): number[] {
+    if (!this.present) {
+      // Every `[k]` in a run's path names iteration k of the foreach at the path before it.
+      const m = new Map<string, Set<number>>();
+      for (const p of this.snapshotPaths) {
+        for (let i = p.indexOf('['); i >= 0; i = p.indexOf('[', i + 1)) {
+          const f = p.slice(0, i);
+          let set = m.get(f);
+          if (!set) m.set(f, set = new Set());
+          set.add(Number(p.slice(i + 1, p.indexOf(']', i))));
+        }
+      }
+      this.present = new Map([...m].map(([f, set]) => [f, [...set].sort((a, b) => a - b)]));
+    }
+    return this.present.get(path) ?? [];
+  }
 
   sequence(tasks: TaskDef[], base: string, parentId: string | null, iteration: Iteration | undefined): Promise<Status> {
     return inOrder(tasks.length, (i) => this.task(tasks[i], base === '' ? String(i) : `${base}/${i}`, parentId, iteration));
@@ -113,8 +141,9 @@ class Walk implements Walker {
     return 'running';
   }
 
+  /** Runs settled in this step are still in byPath; those settled before are read back by the caller (settledUnder). */
   render = (value: unknown, run: Run, path: string, iteration: Iteration | undefined): Promise<unknown> =>
-    this.renderer(value, { runId: run.id, path, iteration: iteration ?? null, runs: [...this.byPath.values()] });
+    this.renderer(value, { runId: run.id, path, iteration: iteration ?? null, runs: [...this.byPath.values()], settledUnder: settledUnder(path, this.settledBefore) });
 
   private settle(run: Run, state: Run['state'], error?: string): void {
     run.state = state;

@@ -10,7 +10,10 @@ export const TERMINAL_RUN: TaskRunState[] = ['SUCCESS', 'FAILED', 'KILLED', 'SKI
 
 export interface Run extends RunView {
   id: string; parent_id: string | null; state: TaskRunState; error: string | null; attempt: number; ended_at: Date | null;
-  /** of a foreach run: its first iterations that are settled (left out of the snapshot) */
+  /**
+   * of a foreach run: every iteration below it has started, so one below it without runs in the
+   * snapshot is settled (planner/tasks/foreach.ts)
+   */
   settled_iterations?: number;
 }
 
@@ -63,7 +66,11 @@ export interface Plan {
 export const isEmpty = (p: Plan) => p.inserts.length === 0 && p.changed.size === 0 && Object.keys(p.exec).length === 0;
 
 /** Where a template is rendered: the run of the flowable task, its path and iteration, every run so far. */
-export interface RenderScope { runId: string; path: string; iteration: Iteration | null; runs: Run[] }
+export interface RenderScope {
+  runId: string; path: string; iteration: Iteration | null; runs: Run[];
+  /** an iteration (`path[k]`) whose settled runs the template may see but `runs` lacks: the caller reads them */
+  settledUnder?: string;
+}
 export type Iteration = { value: unknown; index: number };
 /** Renders a template value in a scope (the step loop binds it to the execution, its flow and the template functions). */
 export type Render = (value: unknown, scope: RenderScope) => Promise<unknown>;

@@ -22,8 +22,10 @@ export interface Walker {
   task(task: TaskDef, path: string, parentId: string | null, iteration: Iteration | undefined): Promise<Status>;
   /** notes the task at a path not visited in this step */
   note(path: string, task: TaskDef): void;
-  /** marks a finished iteration (`path[k]`) of an outermost foreach settled */
+  /** marks a finished iteration (`path[k]`) of a foreach settled: its runs leave the next read */
   settled(iteration: string): void;
+  /** the indexes, ascending, of the iterations of the foreach at `path` with runs in the snapshot */
+  iterations(path: string): number[];
   /** renders a template value for the run of a flowable task */
   render: (value: unknown, run: Run, path: string, iteration: Iteration | undefined) => ReturnType<Render>;
   /** marks a run changed in this step */

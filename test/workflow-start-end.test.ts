@@ -1,0 +1,91 @@
+// The start and the end of an execution without their extra jobs (issue 11), on real PostgreSQL
+// and Redis: with a workflow worker in the creating process the first step is taken as the
+// execution is created (no start job); ends announced together share one `execution-ended` job,
+// which the trigger worker evaluates id by id as it does a job of its own.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { signInAdmin, saveYaml, executionsOf, waitFor, waitForEnd, type Admin } from './helpers/workflow.js';
+import { createExecution } from '../src/workflows/executions.js';
+import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
+import { startTriggerLoop } from '../src/jobs/trigger-loop.js';
+import { QUEUE } from '../src/jobs/queues.js';
+
+const NS = 'startend';
+let t: TestApp; let admin: Admin;
+before(async () => {
+  t = await startTestApp();
+  admin = await signInAdmin(t);
+  await saveYaml(t, admin, `id: first\nnamespace: ${NS}\ninputs:\n  - id: items\n    type: JSON\n    defaults: [1]\ntasks:\n  - id: each\n    type: foreach\n    values: "{{ inputs.items }}"\n    tasks:\n      - id: o\n        type: output\n        values: { v: "v{{ taskrun.value }}" }\n  - id: last\n    type: log\n    message: done\n`);
+  await saveYaml(t, admin, `id: up\nnamespace: ${NS}\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\n`);
+  await saveYaml(t, admin, `id: down\nnamespace: ${NS}\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\ntriggers:\n  - id: after\n    type: flow\n    conditions:\n      flowId: up\n`);
+});
+after(async () => { await t.close(); });
+
+const start = (flowId: string, inputs: Record<string, unknown> = {}) =>
+  createExecution(t.services, { workspaceId: admin.workspaceId, namespace: NS, flowId, inputs, trigger: { type: 'api', user: 'test' } });
+
+test('without a worker in the process the execution waits CREATED with its start job; with one, the create path takes the first step', async () => {
+  const idle = await start('first');
+  assert.equal(idle.state, 'CREATED');
+  const row = await t.services.db.selectFrom('executions').select(['state', 'version']).where('id', '=', idle.id).executeTakeFirstOrThrow();
+  assert.deepEqual(row, { state: 'CREATED', version: '0' });
+  assert.equal((await t.services.queues.get(QUEUE.executions).getJob(`${idle.id}-start`))?.name, 'start');
+
+  const worker = await startWorkflowWorker(t.services);
+  try {
+    const e = await start('first', { items: [1, 2] });
+    // the answer is the execution as created, as before
+    assert.equal(e.state, 'CREATED');
+    assert.equal(e.started_at, null);
+    assert.deepEqual(e.inputs, { items: [1, 2] });
+    assert.equal(await t.services.queues.get(QUEUE.executions).getJob(`${e.id}-start`), undefined, 'no start job');
+    const ended = await waitForEnd(t.services, e.id);
+    assert.equal(ended.state, 'SUCCESS');
+    assert.ok(ended.started_at, 'started');
+    // the same runs as a start job's step makes: the foreach, its iterations' outputs, then the log
+    const runs = await t.services.db.selectFrom('task_runs').select(['task_id', 'path', 'state', 'outputs']).where('execution_id', '=', e.id).orderBy('path').execute();
+    assert.deepEqual(runs.map((r) => [r.task_id, r.path, r.state]), [['each', '0', 'SUCCESS'], ['o', '0[0]/0', 'SUCCESS'], ['o', '0[1]/0', 'SUCCESS'], ['last', '1', 'SUCCESS']]);
+    assert.deepEqual(runs.filter((r) => r.task_id === 'o').map((r) => r.outputs), [{ v: 'v1' }, { v: 'v2' }]);
+    // the waiting one was started by its start job meanwhile
+    assert.equal((await waitForEnd(t.services, idle.id)).state, 'SUCCESS');
+  } finally {
+    await worker.close();
+  }
+  // a closed worker no longer starts anything in the create path
+  const after = await start('first');
+  assert.equal((await t.services.db.selectFrom('executions').select('state').where('id', '=', after.id).executeTakeFirstOrThrow()).state, 'CREATED');
+});
+
+test('ends announced in the same turn share one execution-ended job, and each starts its flow triggers', async () => {
+  const ids = [];
+  for (let i = 0; i < 3; i++) {
+    const e = await start('up');
+    await t.services.db.updateTable('executions').set({ state: 'SUCCESS', ended_at: t.clock.now() }).where('id', '=', e.id).execute();
+    ids.push(e.id);
+  }
+  const q = t.services.queues.get(QUEUE.triggers);
+  await Promise.all(ids.map((id) => t.services.workflowQueue.ended(id)));
+  // (the executions of the first test announced their own ends, one job each)
+  const jobs = (await q.getJobs(['waiting'])).filter((j) => j.name === 'execution-ended' && (j.data.executionIds ?? [j.data.executionId]).some((id) => ids.includes(id!)));
+  assert.equal(jobs.length, 1);
+  assert.deepEqual(jobs[0].data, { executionIds: ids });
+
+  const loop = await startTriggerLoop(t.services);
+  try {
+    const started = await waitFor(async () => {
+      const down = await executionsOf(t.services, NS, 'down');
+      return down.length >= 3 ? down : undefined;
+    }, 'the downstream flow to start once per ended execution');
+    assert.deepEqual(started.map((e) => (e.trigger as { executionId: string }).executionId).sort(), [...ids].sort());
+    await waitFor(async () => (await jobs[0].getState()) === 'completed', 'the batch job to complete');
+    // one end alone keeps its own job and id; announced again, it starts nothing twice
+    await t.services.workflowQueue.ended(ids[0]);
+    const single = await waitFor(async () => q.getJob(`${ids[0]}-ended`), 'the single job');
+    assert.deepEqual(single.data, { executionId: ids[0] });
+    await waitFor(async () => (await single.getState()) === 'completed', 'the single job to complete');
+    assert.equal((await executionsOf(t.services, NS, 'down')).length, 3);
+  } finally {
+    await loop.close();
+  }
+});
