@@ -3,6 +3,7 @@
 // Aim: the authenticated route keeps at least 0.6 of the throughput of /healthz (issue 11; it was
 // 0.5 in issue 3, before /api/me moved to fastify's compiled serializer).
 import autocannon from 'autocannon';
+import { CpuPerRequest } from './process-cpu.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
@@ -10,12 +11,12 @@ import { freePort } from '../test/helpers/net.js';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-function load(url: string, headers: Record<string, string>): Promise<number> {
+function load(url: string, headers: Record<string, string>): Promise<{ rate: number; total: number }> {
   return new Promise((resolve, reject) => {
     autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers }, (err, res) => {
       if (err) return reject(err);
       if (res.non2xx > 0 || res.errors > 0) return reject(new Error(`${url}: ${res.non2xx} non-2xx, ${res.errors} errors`));
-      resolve(res.requests.average);
+      resolve({ rate: res.requests.average, total: res.requests.total });
     });
   });
 }
@@ -37,16 +38,20 @@ async function main() {
     const { cookie } = await signInHttp(base, 'bench@example.test', 'bench-password-1');
     await load(`${base}/healthz`, {}); // warm-up
     await load(`${base}/api/me`, { cookie });
+    const cpu = new CpuPerRequest(child.pid!);
     const health: number[] = []; const me: number[] = [];
     for (let round = 0; round < 2; round++) {
-      health.push(await load(`${base}/healthz`, {}));
-      me.push(await load(`${base}/api/me`, { cookie }));
+      health.push((await cpu.measure('health', () => load(`${base}/healthz`, {}))).rate);
+      me.push((await cpu.measure('me', () => load(`${base}/api/me`, { cookie }))).rate);
     }
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const us = (name: string) => { const v = cpu.perRequest(name); return v === undefined ? '    n/a' : `${v.toFixed(0).padStart(7)}`; };
     console.log(`session check: ${CONNECTIONS} connections, ${DURATION}s x 2 rounds each, interleaved`);
-    console.log(`GET /healthz (baseline, no auth)   ${avg(health).toFixed(0).padStart(7)} req/s`);
-    console.log(`GET /api/me  (session cookie)      ${avg(me).toFixed(0).padStart(7)} req/s`);
+    console.log(`GET /healthz (baseline, no auth)   ${avg(health).toFixed(0).padStart(7)} req/s   server CPU ${us('health')} µs/req`);
+    console.log(`GET /api/me  (session cookie)      ${avg(me).toFixed(0).padStart(7)} req/s   server CPU ${us('me')} µs/req`);
     console.log(`ratio /api/me : /healthz           ${(avg(me) / avg(health)).toFixed(2)}  (aim >= 0.60)`);
+    const h = cpu.perRequest('health'); const m = cpu.perRequest('me');
+    if (h !== undefined && m !== undefined) console.log(`ratio by server CPU per request     ${(h / m).toFixed(2)}  (steadier on a loaded machine)`);
   } finally {
     child.kill('SIGTERM');
     await waitExit(child);

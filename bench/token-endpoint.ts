@@ -4,6 +4,7 @@
 // The rate limit stays on at its defaults: a client repeating a secret this replica verified is
 // not counted (SPEC 8), so one client keeps asking as an engine fleet would.
 import autocannon from 'autocannon';
+import { CpuPerRequest } from './process-cpu.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
@@ -11,12 +12,12 @@ import { freePort } from '../test/helpers/net.js';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
-function load(opts: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<number> {
+function load(opts: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<{ rate: number; total: number }> {
   return new Promise((resolve, reject) => {
     autocannon({ url: opts.url, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body, connections: CONNECTIONS, duration: DURATION }, (err, res) => {
       if (err) return reject(err);
       if (res.non2xx > 0 || res.errors > 0) return reject(new Error(`${opts.url}: ${res.non2xx} non-2xx, ${res.errors} errors`));
-      resolve(res.requests.average);
+      resolve({ rate: res.requests.average, total: res.requests.total });
     });
   });
 }
@@ -47,16 +48,20 @@ async function main() {
     if (first.status !== 200) throw new Error(`token ${first.status}: ${await first.text()}`);
     await load({ url: `${base}/healthz` }); // warm-up
     await load(grant);
+    const cpu = new CpuPerRequest(child.pid!);
     const health: number[] = []; const tokens: number[] = [];
     for (let round = 0; round < 2; round++) {
-      health.push(await load({ url: `${base}/healthz` }));
-      tokens.push(await load(grant));
+      health.push((await cpu.measure('health', () => load({ url: `${base}/healthz` }))).rate);
+      tokens.push((await cpu.measure('grant', () => load(grant))).rate);
     }
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const us = (name: string) => { const v = cpu.perRequest(name); return v === undefined ? '    n/a' : `${v.toFixed(0).padStart(7)}`; };
     console.log(`token endpoint: ${CONNECTIONS} connections, ${DURATION}s x 2 rounds each, interleaved`);
-    console.log(`GET /healthz (baseline, no auth)          ${avg(health).toFixed(0).padStart(7)} req/s`);
-    console.log(`POST /oauth/token (client credentials)    ${avg(tokens).toFixed(0).padStart(7)} req/s`);
+    console.log(`GET /healthz (baseline, no auth)          ${avg(health).toFixed(0).padStart(7)} req/s   server CPU ${us('health')} µs/req`);
+    console.log(`POST /oauth/token (client credentials)    ${avg(tokens).toFixed(0).padStart(7)} req/s   server CPU ${us('grant')} µs/req`);
     console.log(`ratio grants : /healthz                   ${(avg(tokens) / avg(health)).toFixed(2)}  (aim >= 0.25)`);
+    const h = cpu.perRequest('health'); const g = cpu.perRequest('grant');
+    if (h !== undefined && g !== undefined) console.log(`ratio by server CPU per request           ${(h / g).toFixed(2)}  (steadier on a loaded machine)`);
   } finally {
     child.kill('SIGTERM');
     await waitExit(child);

@@ -4,12 +4,14 @@ export type ErrorCode =
   | 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict'
   | 'gone' | 'payload_too_large' | 'too_many_requests' | 'unavailable'
   // SPEC 7: adding an engine while engines are off is `disabled`; a floating image tag is `refused`
-  | 'disabled' | 'refused';
+  | 'disabled' | 'refused'
+  // a dependency did not answer in time (an app pod past apps.pod.ready_timeout_secs)
+  | 'timeout';
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410,
   payload_too_large: 413, too_many_requests: 429, unavailable: 503,
-  disabled: 409, refused: 400,
+  disabled: 409, refused: 400, timeout: 504,
 };
 
 export class DomainError extends Error {

@@ -11,6 +11,7 @@ import { signInAdmin, type Admin } from './helpers/workflow.js';
 import { CONTENT_SECURITY_POLICY } from '../src/api/routes/ui.js';
 import { compiledSerializer } from '../src/api/serializers.js';
 import { userSchema } from '../src/api/schemas.js';
+import { namingProblems } from './helpers/prometheus.js';
 
 let t: TestApp;
 let admin: Admin;
@@ -24,22 +25,6 @@ before(async () => {
   assert.equal(saved.statusCode, 201, saved.body);
 });
 after(async () => { await t.close(); });
-
-/** promtool check metrics' naming rules (the ones a name alone can break). */
-function namingProblems(exposition: string): string[] {
-  const problems: string[] = [];
-  for (const line of exposition.split('\n')) {
-    const m = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (!m) continue;
-    const [, name, type] = m;
-    if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(name)) problems.push(`${name}: not a valid metric name`);
-    if (/[A-Z]/.test(name)) problems.push(`${name}: metric names should be written in snake_case not camelCase`);
-    if (type === 'counter' && !name.endsWith('_total')) problems.push(`${name}: counter metrics should have "_total" suffix`);
-    if (type !== 'counter' && name.endsWith('_total')) problems.push(`${name}: non-counter metrics should not have "_total" suffix`);
-    if (/_(count|sum|bucket)$/.test(name) && type !== 'histogram' && type !== 'summary') problems.push(`${name}: reserved suffix`);
-  }
-  return problems;
-}
 
 test('/metrics names follow Prometheus naming (no gauge named *_total)', async () => {
   await t.app.inject({ method: 'GET', url: '/healthz' });

@@ -321,8 +321,13 @@ describe('each role reach', () => {
     const admin = new Browser(t, '198.51.100.40');
     await admin.login(ADMIN.email, ADMIN.password);
     assert.equal((await as.viewer.get('/api/workspaces/sales')).statusCode, 200);
+    // /api/me keeps its serialised answer beside the access snapshot: it must go with the snapshot
+    assert.deepEqual((await as.viewer.get('/api/me')).json().workspaces.map((w: { slug: string }) => w.slug), ['sales']);
     assert.equal((await admin.delete('/api/workspaces/sales/members/groups/g-viewer')).statusCode, 200);
     assert.equal((await as.viewer.get('/api/workspaces/sales')).statusCode, 404);
+    const me = await as.viewer.get('/api/me');
+    assert.deepEqual(me.json().workspaces, [], 'the revoked workspace is gone from /api/me on the next request');
+    assert.equal(me.headers['content-type'], 'application/json; charset=utf-8');
   });
 
   test('authorization decisions and governance changes are in the audit log', async () => {

@@ -84,7 +84,10 @@ export function finishDocument({ openapiObject }: { openapiObject: Json }): Json
     for (const method of METHODS) {
       const op = paths[path][method];
       if (!op) continue;
-      let id = (op.operationId as string | undefined) ?? operationIdOf(method, path);
+      // @fastify/swagger suffixes a HEAD route's own operationId with `-head` (meant for the HEAD
+      // twin of a GET); an explicit HEAD route (the catalog's *Exists) keeps the id it declares.
+      const declared = op.operationId as string | undefined;
+      let id = (method === 'head' ? declared?.replace(/-head$/, '') : declared) ?? operationIdOf(method, path);
       for (let n = 2; seen.has(id); n++) id = `${operationIdOf(method, path)}${n}`;
       seen.add(id);
       op.operationId = id;

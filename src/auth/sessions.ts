@@ -3,10 +3,11 @@
 // request. Checking one is cheap: a short in-process cache answers repeated requests, the idle
 // clock is written back at most once per `touchMs`, and revocations clear the cache at once
 // (locally, and on other replicas through the invalidation channel).
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../clock.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import { sha256 } from '../util/sha256.js';
 import type { CacheInvalidator } from '../util/invalidation.js';
 
 export interface SessionPolicy {
@@ -28,7 +29,7 @@ export interface NewSession { token: string; csrf: string; expiresAt: Date }
 const CACHE_MS = 5_000;
 
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
+  return sha256(token);
 }
 
 /** The CSRF token bound to a session: an HMAC of the session token, so it cannot be planted. */

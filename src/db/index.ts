@@ -7,12 +7,11 @@ export type Db = Kysely<Database>;
 export * from './types.js';
 
 // Return bigint/int8 columns as strings (ids) and keep timestamps as Date.
-export function createDb(opts: { url: string; maxConnections: number; appName?: string; /** server settings of every connection, e.g. `-c synchronous_commit=off` */ options?: string; onError?: (err: Error) => void }): Db {
+export function createDb(opts: { url: string; maxConnections: number; appName?: string; onError?: (err: Error) => void }): Db {
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.maxConnections,
     application_name: opts.appName ?? 'svc',
-    ...(opts.options ? { options: opts.options } : {}),
     connectionTimeoutMillis: 5_000,
   });
   // A client losing its server must never crash the process: the failing query rejects, the pool

@@ -12,9 +12,10 @@
 // - The token endpoint reads clients through a short cache (CLIENT_CACHE_MS); rotating a secret or
 //   deleting a client invalidates it here and on every replica (src/util/invalidation.ts),
 //   whether the change comes from the API or the command line.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/index.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import { sha256 } from '../util/sha256.js';
 import type { ChangeDeps } from '../util/invalidation.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
@@ -58,7 +59,7 @@ export const SCOPE_TOKEN_RE = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 const AUDIENCE_RE = /^[\x21-\x7E]{1,255}$/;
 
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return sha256(secret);
 }
 
 export function newClientSecret(): string {
