@@ -70,6 +70,8 @@ test('create an OAuth client and see its secret once; rotate, delete; the audit 
   await page.getByRole('button', { name: 'Filter' }).click();
   await page.waitForURL((u) => u.hash === `#/audit?kind=governance&q=${encodeURIComponent(clientId)}`);
   const rows = page.locator('#audit-table tbody tr');
+  // The unfiltered rows stay on screen until the filtered answer arrives: wait for it to replace them.
+  await rows.filter({ hasNotText: 'governance' }).first().waitFor({ state: 'detached' });
   await rows.first().waitFor();
   const text = await page.locator('#audit-table tbody').innerText();
   for (const line of text.split('\n').filter((l) => l.trim())) assert.match(line, /governance/, line);

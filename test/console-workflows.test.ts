@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
-import { signIn, startSvc, type Svc } from './helpers/console.js';
+import { downloadText, pasteInto, signIn, startSvc, type Svc } from './helpers/console.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { ensurePodman } from './helpers/podman.js';
 
@@ -29,17 +29,7 @@ before(async () => {
 });
 after(async () => { await browser?.close(); await svc?.close(); await s3?.stop(); });
 
-/** Replaces the editor's text as a person pasting it (typing line by line would auto-indent). */
-async function setSource(page: Page, text: string): Promise<void> {
-  const editor = page.locator('#flow-source');
-  await editor.click();
-  await page.keyboard.press('Control+A');
-  await editor.evaluate((el, t) => {
-    const data = new DataTransfer();
-    data.setData('text/plain', t);
-    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-  }, text);
-}
+const setSource = (page: Page, text: string) => pasteInto(page, '#flow-source', text);
 
 async function noSeriousViolations(page: Page, screen: string): Promise<void> {
   assert.deepEqual(await seriousViolations(page), [], `${screen}: no serious accessibility violation`);
@@ -222,10 +212,7 @@ tasks:
   assert.equal(await page.locator('#execution-state').innerText(), 'SUCCESS', await page.locator('#main').innerText());
   const link = page.locator('#execution-files').getByRole('link', { name: /report\.txt$/ });
   await link.waitFor();
-  const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
-  const body = await new Promise<string>((resolve, reject) => {
-    void download.createReadStream().then((s) => { let t = ''; s.setEncoding('utf8'); s.on('data', (d) => { t += d; }); s.on('end', () => resolve(t)); s.on('error', reject); }, reject);
-  });
+  const body = (await downloadText(page, link)).text;
   assert.match(body, /^report for [0-9a-f-]{36}\n$/);
   await browser.screenshot(page, 'wf-07-files');
 

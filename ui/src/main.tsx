@@ -19,6 +19,17 @@ import { FlowList } from './screens/flows/FlowList';
 import { FlowPage } from './screens/flows/FlowPage';
 import { ExecutionList } from './screens/executions/ExecutionList';
 import { ExecutionPage } from './screens/executions/ExecutionPage';
+import { AppList } from './screens/apps/AppList';
+import { AppPage } from './screens/apps/AppPage';
+import { AppFrame } from './screens/apps/AppFrame';
+import { Triggers } from './screens/workspace/Triggers';
+import { SqlConsole } from './screens/sql/SqlConsole';
+import { Engines } from './screens/engines/Engines';
+import { NamespaceFiles } from './screens/workspace/NamespaceFiles';
+import { Secrets } from './screens/workspace/Secrets';
+import { AlertList } from './screens/alerts/AlertList';
+import { DataApi } from './screens/dataapi/DataApi';
+import { AlertPage } from './screens/alerts/AlertPage';
 import { may } from './lib/access';
 import { WORKSPACE_SCREENS } from './nav';
 
@@ -35,18 +46,31 @@ function Screen({ route }: { route: Route }) {
     case 'clients': return <Clients />;
     case 'audit': return <Audit query={route.query} />;
     case 'members': return <Members key={route.ws} ws={route.ws} />;
+    case 'triggers': return <Triggers key={route.ws} ws={route.ws} />;
+    case 'files': return <NamespaceFiles key={route.ws} ws={route.ws} query={route.query} />;
+    case 'secrets': return <Secrets key={route.ws} ws={route.ws} />;
     case 'flows': return <FlowList key={route.ws} ws={route.ws} query={route.query} />;
     case 'flow-new': return <FlowPage key={`${route.ws}/new`} ws={route.ws} tab="editor" />;
     case 'flow': return <FlowPage key={`${route.ws}/${route.namespace}/${route.id}`} ws={route.ws} namespace={route.namespace} id={route.id} tab={route.tab} />;
     case 'executions': return <ExecutionList key={route.ws} ws={route.ws} query={route.query} />;
     case 'execution': return <ExecutionPage key={route.id} ws={route.ws} id={route.id} />;
+    case 'apps': return <AppList key={route.ws} ws={route.ws} />;
+    case 'app': return <AppPage key={`${route.ws}/${route.id}`} ws={route.ws} id={route.id} />;
+    case 'app-open': return <AppFrame key={`${route.ws}/${route.id}/${route.mode}`} ws={route.ws} id={route.id} mode={route.mode} />;
+    case 'data-api': return <DataApi key={route.ws} ws={route.ws} />;
+    case 'alerts': return <AlertList key={route.ws} ws={route.ws} />;
+    case 'alert': return <AlertPage key={`${route.ws}/${route.id ?? 'new'}`} ws={route.ws} id={route.id} />;
+    case 'engines': return <Engines key={route.ws} ws={route.ws} />;
+    case 'sql': return <SqlConsole key={route.ws} ws={route.ws} query={route.query} />;
     default: return <><h1>Page not found</h1><p>There is no page at <code>{route.path}</code>. <a href={href.home()}>Go home</a></p></>;
   }
 }
 
 const TITLES: Record<Route['name'], string> = {
+  triggers: 'Triggers', files: 'Namespace files', secrets: 'Secrets',
   home: 'Home', groups: 'Groups', clients: 'OAuth clients', audit: 'Audit log', members: 'Members', notfound: 'Not found', flows: 'Flows', 'flow-new': 'New flow', flow: 'Flow',
-  executions: 'Executions', execution: 'Execution',
+  executions: 'Executions', execution: 'Execution', apps: 'Apps', app: 'App', 'app-open': 'App',
+  sql: 'SQL console', engines: 'Engines', alerts: 'Alerts', alert: 'Alert', 'data-api': 'Data API',
 };
 
 const LAST_WS = 'svc-workspace';

@@ -16,5 +16,13 @@ export interface WorkspaceScreen {
 export const WORKSPACE_SCREENS: WorkspaceScreen[] = [
   { key: 'flows', label: 'Flows', href: (ws) => href.flows(ws), min: 'ws_viewer', routes: ['flows', 'flow', 'flow-new'] },
   { key: 'executions', label: 'Executions', href: (ws) => href.executions(ws), min: 'ws_viewer', routes: ['executions', 'execution'] },
+  { key: 'triggers', label: 'Triggers', href: (ws) => href.page(ws, 'triggers'), min: 'ws_viewer', routes: ['triggers'] },
+  { key: 'files', label: 'Files', href: (ws) => href.page(ws, 'files'), min: 'ws_viewer', routes: ['files'] },
+  { key: 'secrets', label: 'Secrets', href: (ws) => href.page(ws, 'secrets'), min: 'ws_viewer', routes: ['secrets'] },
+  { key: 'apps', label: 'Apps', href: (ws) => href.apps(ws), min: 'ws_viewer', routes: ['apps', 'app', 'app-open'] },
+  { key: 'engines', label: 'Engines', href: (ws) => href.engines(ws), min: 'ws_viewer', routes: ['engines'] },
+  { key: 'alerts', label: 'Alerts', href: (ws) => href.alerts(ws), min: 'ws_viewer', routes: ['alerts', 'alert'] },
+  { key: 'data-api', label: 'Data API', href: (ws) => href.dataApi(ws), min: 'ws_viewer', routes: ['data-api'] },
+  { key: 'sql', label: 'SQL', href: (ws) => href.sql(ws), min: 'ws_viewer', routes: ['sql'] },
   { key: 'members', label: 'Members', href: (ws) => href.members(ws), min: 'ws_admin', routes: ['members'] },
 ];

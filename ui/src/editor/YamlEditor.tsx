@@ -16,6 +16,7 @@ import { linter, lintGutter, type Diagnostic } from '@codemirror/lint';
 import { autocompletion, type CompletionSource } from '@codemirror/autocomplete';
 import { unifiedMergeView } from '@codemirror/merge';
 import { locate } from './yamlPaths';
+import { editorTheme as theme, mountInShadow } from './mount';
 
 export interface Problem { path: string; message: string; line: number }
 
@@ -31,16 +32,9 @@ export interface YamlEditorProps {
   complete?: CompletionSource;
   /** Shows the changes from this text (a revision diff), read-only. */
   original?: string;
+  /** `text` for sources that are not YAML (an app's notebook source): no YAML highlighting. */
+  language?: 'yaml' | 'text';
 }
-
-const theme = EditorView.theme({
-  '&': { fontSize: '0.9rem', border: '1px solid var(--pico-form-element-border-color)', borderRadius: 'var(--pico-border-radius)', backgroundColor: 'var(--pico-form-element-background-color)', color: 'var(--pico-color)' },
-  '.cm-content': { fontFamily: 'var(--pico-font-family-monospace, monospace)', caretColor: 'var(--pico-color)' },
-  '.cm-gutters': { backgroundColor: 'var(--pico-card-sectioning-background-color)', color: 'var(--pico-muted-color)', border: 'none' },
-  '.cm-activeLine, .cm-activeLineGutter': { backgroundColor: 'rgba(127,127,127,0.10)' },
-  '&.cm-focused': { outline: '3px solid #f59e0b', outlineOffset: '2px' },
-  '.cm-scroller': { minHeight: '12rem', maxHeight: '70vh' },
-});
 
 export function YamlEditor(props: YamlEditorProps) {
   const host = useRef<HTMLDivElement>(null);
@@ -51,7 +45,7 @@ export function YamlEditor(props: YamlEditorProps) {
   useEffect(() => {
     const exts: Extension[] = [
       lineNumbers(), highlightActiveLineGutter(), highlightActiveLine(), drawSelection(), history(), indentOnInput(), bracketMatching(),
-      syntaxHighlighting(defaultHighlightStyle, { fallback: true }), yaml(), theme,
+      syntaxHighlighting(defaultHighlightStyle, { fallback: true }), props.language === 'text' ? [] : yaml(), theme,
       keymap.of([...defaultKeymap, ...historyKeymap]),
       // (an aria-describedby could not reach the problems list outside the shadow root: that list
       // is a live region of its own)
@@ -77,12 +71,9 @@ export function YamlEditor(props: YamlEditorProps) {
         return diagnostics;
       }, { delay: 400 }));
     }
-    const shadow = host.current!.shadowRoot ?? host.current!.attachShadow({ mode: 'open' });
-    const parent = document.createElement('div');
-    shadow.replaceChildren(parent);
-    const v = new EditorView({ root: shadow, parent, state: EditorState.create({ doc: props.value, extensions: exts }) });
-    view.current = v;
-    return () => { v.destroy(); parent.remove(); view.current = null; };
+    const m = mountInShadow(host.current!, EditorState.create({ doc: props.value, extensions: exts }));
+    view.current = m.view;
+    return () => { m.destroy(); view.current = null; };
   }, [props.readOnly, props.original]);
 
   // A new value from outside (a loaded revision) replaces the text; typing does not come back here.

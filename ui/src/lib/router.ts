@@ -3,17 +3,30 @@
 // kept in the hash's query (`#/w/default/executions?state=FAILED`), so a filtered list is a link.
 import { useEffect, useState } from 'preact/hooks';
 
+/** Workspace screens at `#/w/<ws>/<page>` with only a query (filters, the folder shown). */
+export const WS_PAGES = ['triggers', 'files', 'secrets'] as const;
+export type WsPage = (typeof WS_PAGES)[number];
+
 export type Route =
   | { name: 'home' }
   | { name: 'groups' }
   | { name: 'clients' }
   | { name: 'audit'; query: URLSearchParams }
   | { name: 'members'; ws: string }
+  | { name: WsPage; ws: string; query: URLSearchParams }
   | { name: 'flows'; ws: string; query: URLSearchParams }
   | { name: 'flow-new'; ws: string }
   | { name: 'flow'; ws: string; namespace: string; id: string; tab: 'editor' | 'revisions' | 'topology' }
   | { name: 'executions'; ws: string; query: URLSearchParams }
   | { name: 'execution'; ws: string; id: string }
+  | { name: 'apps'; ws: string }
+  | { name: 'app'; ws: string; id: string }
+  | { name: 'app-open'; ws: string; id: string; mode: 'run' | 'edit' }
+  | { name: 'sql'; ws: string; query: URLSearchParams }
+  | { name: 'engines'; ws: string }
+  | { name: 'alerts'; ws: string }
+  | { name: 'alert'; ws: string; id?: string }
+  | { name: 'data-api'; ws: string }
   | { name: 'notfound'; path: string };
 
 function decode(s: string): string {
@@ -31,10 +44,13 @@ export function parseRoute(hash: string): Route {
   if (path === '/audit') return { name: 'audit', query };
   const parts = path.split('/').filter(Boolean).map(decode);
   if (parts[0] === 'workspaces' && parts.length === 3 && parts[2] === 'members') return { name: 'members', ws: parts[1] };
+  // The link in alert notifications (src/automation): `#/workspaces/<ws>/alerts/<id>`.
+  if (parts[0] === 'workspaces' && parts.length === 4 && parts[2] === 'alerts') return { name: 'alert', ws: parts[1], id: parts[3] };
   if (parts[0] === 'w' && parts.length >= 3) {
     const ws = parts[1];
     const rest = parts.slice(2);
     if (rest[0] === 'members' && rest.length === 1) return { name: 'members', ws };
+    if (rest.length === 1 && (WS_PAGES as readonly string[]).includes(rest[0])) return { name: rest[0] as WsPage, ws, query };
     if (rest[0] === 'flows') {
       if (rest.length === 1) return { name: 'flows', ws, query };
       if (rest.length === 2 && rest[1] === 'new') return { name: 'flow-new', ws };
@@ -43,6 +59,18 @@ export function parseRoute(hash: string): Route {
         if (tab === 'editor' || tab === 'revisions' || tab === 'topology') return { name: 'flow', ws, namespace: rest[1], id: rest[2], tab };
       }
     }
+    if (rest[0] === 'apps') {
+      if (rest.length === 1) return { name: 'apps', ws };
+      if (rest.length === 2) return { name: 'app', ws, id: rest[1] };
+      if (rest.length === 3 && (rest[2] === 'run' || rest[2] === 'edit')) return { name: 'app-open', ws, id: rest[1], mode: rest[2] };
+    }
+    if (rest[0] === 'sql' && rest.length === 1) return { name: 'sql', ws, query };
+    if (rest[0] === 'alerts') {
+      if (rest.length === 1) return { name: 'alerts', ws };
+      if (rest.length === 2) return { name: 'alert', ws, id: rest[1] === 'new' ? undefined : rest[1] };
+    }
+    if (rest[0] === 'data-api' && rest.length === 1) return { name: 'data-api', ws };
+    if (rest[0] === 'engines' && rest.length === 1) return { name: 'engines', ws };
     if (rest[0] === 'executions') {
       if (rest.length === 1) return { name: 'executions', ws, query };
       if (rest.length === 2) return { name: 'execution', ws, id: rest[1] };
@@ -65,11 +93,21 @@ export const href = {
   clients: () => '#/clients',
   audit: () => '#/audit',
   members: (ws: string) => `#/workspaces/${e(ws)}/members`,
+  page: (ws: string, page: WsPage, query?: Record<string, string | undefined>) => `#/w/${e(ws)}/${page}${qs(query)}`,
   flows: (ws: string, query?: Record<string, string | undefined>) => `#/w/${e(ws)}/flows${qs(query)}`,
   flowNew: (ws: string) => `#/w/${e(ws)}/flows/new`,
   flow: (ws: string, namespace: string, id: string, tab?: 'revisions' | 'topology') => `#/w/${e(ws)}/flows/${e(namespace)}/${e(id)}${tab ? `/${tab}` : ''}`,
   executions: (ws: string, query?: Record<string, string | undefined>) => `#/w/${e(ws)}/executions${qs(query)}`,
   execution: (ws: string, id: string) => `#/w/${e(ws)}/executions/${e(id)}`,
+  alerts: (ws: string) => `#/w/${e(ws)}/alerts`,
+  alertNew: (ws: string) => `#/w/${e(ws)}/alerts/new`,
+  alert: (ws: string, id: string) => `#/w/${e(ws)}/alerts/${e(id)}`,
+  dataApi: (ws: string) => `#/w/${e(ws)}/data-api`,
+  engines: (ws: string) => `#/w/${e(ws)}/engines`,
+  apps: (ws: string) => `#/w/${e(ws)}/apps`,
+  app: (ws: string, id: string) => `#/w/${e(ws)}/apps/${e(id)}`,
+  appOpen: (ws: string, id: string, mode: 'run' | 'edit') => `#/w/${e(ws)}/apps/${e(id)}/${mode}`,
+  sql: (ws: string, query?: Record<string, string | undefined>) => `#/w/${e(ws)}/sql${qs(query)}`,
 };
 
 /** The workspace a route is about, if any. */

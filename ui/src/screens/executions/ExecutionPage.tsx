@@ -11,6 +11,7 @@ import { clearMessages, say, sayAfterNavigation } from '../../lib/messages';
 import { href } from '../../lib/router';
 import { reportTo, useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
+import { Attempts } from './Attempts';
 import { Logs } from './Logs';
 import { StateTag, TERMINAL, duration } from './states';
 
@@ -44,6 +45,19 @@ function Bar({ run, t0, t1 }: { run: TaskRun; t0: number; t1: number }) {
   const width = Math.max(0.5, ((e - s) / (t1 - t0)) * 100);
   // Set through the CSSOM (Preact's style object), which the CSP's style-src does not govern.
   return <div class="gantt" aria-hidden="true"><div class={`gantt-bar state-${run.state.toLowerCase()}`} style={{ marginLeft: `${left}%`, width: `${Math.min(width, 100 - left)}%` }} /></div>;
+}
+
+/** What started an execution: a person through the API, a schedule's slot, another execution's end, a webhook. */
+function TriggeredBy({ ws, trigger }: { ws: string; trigger: unknown }) {
+  const t = (trigger ?? {}) as { type?: unknown; id?: unknown; user?: unknown; date?: unknown; executionId?: unknown };
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  switch (t.type) {
+    case 'api': return <>{text(t.user) || 'the API'}</>;
+    case 'schedule': return <>schedule <code>{text(t.id)}</code> (slot {when(text(t.date))})</>;
+    case 'flow': return <>flow trigger <code>{text(t.id)}</code> after execution {typeof t.executionId === 'string' ? <a href={href.execution(ws, t.executionId)}><code>{t.executionId.slice(0, 8)}</code></a> : null}</>;
+    case 'webhook': return <>webhook trigger <code>{text(t.id)}</code></>;
+    default: return <>{text(t.type) || '—'}</>;
+  }
 }
 
 export function ExecutionPage({ ws, id }: { ws: string; id: string }) {
@@ -103,6 +117,7 @@ export function ExecutionPage({ ws, id }: { ws: string; id: string }) {
       <dl class="facts">
         <dt>Flow</dt><dd><a href={href.flow(ws, e.namespace, e.flow_id)}>{e.namespace}.{e.flow_id}</a> (revision {e.flow_revision})</dd>
         <dt>State</dt><dd><span id="execution-state" role="status" aria-live="polite"><StateTag state={e.state} /></span></dd>
+        <dt>Started by</dt><dd id="execution-trigger"><TriggeredBy ws={ws} trigger={e.trigger} /></dd>
         <dt>Created</dt><dd>{when(e.created_at)}</dd>
         <dt>Duration</dt><dd>{duration(e.started_at, e.ended_at, now)}</dd>
         {e.error ? <><dt>Error</dt><dd class="error-text" id="execution-error">{e.error}</dd></> : null}
@@ -124,6 +139,7 @@ export function ExecutionPage({ ws, id }: { ws: string; id: string }) {
           </Table>
         )}
       </section>
+      <Attempts e={e} ordered={ordered} names={names} now={now} />
       <div class="grid">
         <section aria-labelledby="h-inputs"><h2 id="h-inputs">Inputs</h2><pre id="execution-inputs">{JSON.stringify(e.inputs, null, 2)}</pre></section>
         <section aria-labelledby="h-outputs"><h2 id="h-outputs">Outputs</h2><pre id="execution-outputs">{JSON.stringify(e.outputs, null, 2)}</pre></section>

@@ -1,0 +1,82 @@
+// The console's Data API screen walked as a user in Debian's Chromium against a real `svc serve`
+// (embedded DuckDB): publish an endpoint, see a refusal with the server's message, edit it into
+// version 2, see a consumer's call in the access log, delete it; a ws_viewer reads the list with
+// no form, no actions and no access log. axe-core on the screen; screenshots to
+// test-results/ui-data-api-*.png.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { launchBrowser, type TestBrowser } from './helpers/browser.js';
+import { seriousViolations } from './helpers/a11y.js';
+import { signIn, startSvc, type Svc } from './helpers/console.js';
+import { addMember, call } from './helpers/console-apps.js';
+
+const VIEWER = { email: 'viewer@example.test', password: 'viewer-password-1' };
+let browser: TestBrowser; let svc: Svc;
+before(async () => {
+  svc = await startSvc({ SVC_ENGINES__PROVISIONER: 'none', SVC_SECURITY__SECRET_KEY: randomBytes(64).toString('base64') });
+  browser = await launchBrowser();
+});
+after(async () => { await browser?.close(); await svc?.close(); });
+
+test('Data API: publish, a refusal, edit into version 2, the access log, delete; read-only for a viewer', async () => {
+  const { page, errors } = await browser.newPage();
+  await signIn(page, svc.base);
+  await page.getByRole('navigation', { name: 'Workspace default' }).getByRole('link', { name: 'Data API' }).click();
+  await page.getByRole('heading', { name: 'Data API', level: 1 }).waitFor();
+  await page.locator('#no-endpoints').waitFor();
+  await page.locator('#no-calls').waitFor();
+  assert.deepEqual(await seriousViolations(page), [], 'data API: no serious accessibility violation');
+
+  await page.getByLabel('Name', { exact: true }).fill('answer');
+  await page.getByLabel('SQL').fill('SELECT $n AS answer');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.locator('.form-error.visible').getByText(/\$n/).waitFor(); // a parameter the declarations do not have
+  await page.getByLabel('Parameters (JSON)').fill('[{"name": "n", "type": "integer", "default": 42}]');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.getByRole('status').filter({ hasText: 'Published answer version 1.' }).waitFor();
+  const row = page.locator('#endpoints-table tr[data-endpoint="answer"]');
+  assert.match(await row.innerText(), /answer\s+1\s+embedded\s+n: integer/);
+
+  await row.getByRole('button', { name: 'Edit answer' }).click();
+  assert.equal(await page.getByLabel('SQL').inputValue(), 'SELECT $n AS answer');
+  await page.getByLabel('SQL').fill('SELECT $n + 1 AS answer');
+  await page.getByRole('button', { name: 'Publish' }).click();
+  await page.getByRole('status').filter({ hasText: 'Published answer version 2.' }).waitFor();
+  assert.match(await row.innerText(), /answer\s+2\s+embedded/);
+
+  // A consumer's call shows in the access log.
+  const client = (await call(page, 'POST', '/api/workspaces/default/data-api/clients', { name: 'reader', endpoints: ['answer'] })).json as Record<string, string>;
+  const token = await fetch(`${svc.base}/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials', audience: 'svc-data-api' }),
+  }).then(async (r) => { assert.equal(r.status, 200, await r.clone().text()); return (await r.json() as { access_token: string }).access_token; });
+  const res = await fetch(`${svc.base}/data-api/default/answer?n=1`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200, await res.clone().text());
+  // The log is written in batches about a second after the call: refresh until it shows.
+  const logRow = page.locator('#access-log-table tbody tr').first();
+  for (let i = 0; i < 60 && (await logRow.count()) === 0; i++) {
+    await page.getByRole('button', { name: 'Refresh log' }).click();
+    await page.waitForTimeout(500);
+  }
+  assert.match(await logRow.innerText(), new RegExp(`${client.client_id}\\s+GET answer v2\\s+200\\s+1`));
+  assert.deepEqual(await seriousViolations(page), [], 'data API with a log: no serious accessibility violation');
+  await browser.screenshot(page, 'data-api-01-endpoints');
+
+  // A ws_viewer: the list only.
+  await addMember(page, VIEWER, 'api-viewers', 'ws_viewer');
+  const v = await browser.newPage();
+  await signIn(v.page, svc.base, VIEWER, '#/w/default/data-api');
+  await v.page.locator('#endpoints-table tr[data-endpoint="answer"]').waitFor();
+  assert.equal(await v.page.locator('#endpoints-table').getByRole('button').count(), 0);
+  assert.equal(await v.page.getByRole('heading', { name: 'Publish an endpoint' }).count(), 0);
+  assert.equal(await v.page.getByRole('heading', { name: 'Access log' }).count(), 0);
+  await browser.screenshot(v.page, 'data-api-02-viewer');
+
+  page.once('dialog', (d) => { void d.accept(); });
+  await row.getByRole('button', { name: 'Delete answer' }).click();
+  await page.getByRole('status').filter({ hasText: 'Deleted endpoint answer.' }).waitFor();
+  await page.locator('#no-endpoints').waitFor();
+  assert.deepEqual(errors, [], 'no console errors (CSP violations, exceptions)');
+  assert.deepEqual(v.errors, [], 'no console errors for the viewer');
+});
