@@ -15,8 +15,8 @@ import { podStore } from '../src/apps/pod-runtime.js';
 import { admitsSession, isIdle, podKey } from '../src/apps/pods.js';
 
 /** A bed on the subprocess launcher; its close() also removes the pods' directories. */
-async function bed(pods: SubprocessPods): Promise<PodBed> {
-  const b = await startPodBed(pods.env);
+async function bed(pods: SubprocessPods, proxyIdleMs?: number): Promise<PodBed> {
+  const b = await startPodBed(pods.env, undefined, proxyIdleMs);
   return { ...b, async close() { await b.close(); await rm(pods.root, { recursive: true, force: true }); } };
 }
 
@@ -50,7 +50,7 @@ describe('subprocess app pods', () => {
   let appId: string;
   before(async () => {
     pods = await subprocessPods({ SVC_APPS__POD__IDLE_SECS: '600', SVC_APPS__POD__RUN_IDLE_SECS: '120', SVC_APPS__POD__RUN_SESSION_CAP: '2' });
-    b = await bed(pods);
+    b = await bed(pods, 3000);
     appId = await newApp(b.admin, 'sales', 'x = 1  # version 1\n');
   });
   after(() => b.close());
@@ -150,6 +150,14 @@ describe('subprocess app pods', () => {
     b.t.clock.advance(20_000);
     await runStopJob(b.t);
     assert.ok(!alive(e1.pid), 'and stops after idle_secs');
+  });
+
+  test('a pod silent on a request past the proxy\'s idle timeout is a 504; the pod keeps serving', async () => {
+    const token = await openSession(b.admin, b.origin, appId);
+    const res = await get(token, '/_hang');
+    assert.equal(res.statusCode, 504, res.body);
+    assert.deepEqual(res.json(), { error: 'timeout', message: 'the app did not answer within 3 s' });
+    assert.equal((await get(token, '/after')).json().url, '/after');
   });
 
   test('a pod whose process exits before it answers is a 503 with a message', async () => {

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { spawnSvc, serviceEnv, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
+import { SAME_HOST_WARNING } from '../src/cli/serve.js';
 
 let db: TestDatabase;
 let s3: TestS3;
@@ -31,7 +32,22 @@ describe('svc serve and the apps listener', () => {
       assert.equal(res.status, 401);
       assert.equal(res.headers.get('content-security-policy'), 'frame-ancestors https://svc.example.test');
       assert.match(s.output(), /"msg":"apps listener listening"/);
+      assert.doesNotMatch(s.output(), /shares its host/, 'sibling subdomains are the intended setup');
       assert.equal((await fetch(`${s.base}/_svc/session`)).status, 404, 'the API does not serve the apps origin');
+    } finally {
+      s.child.kill('SIGTERM');
+      assert.equal(await waitExit(s.child), 0, s.output());
+    }
+  });
+
+  test('an apps.origin on another port of the service\'s host starts, with a warning that it is not isolated', async () => {
+    const s = await serve({ SVC_APPS__ORIGIN: 'https://svc.example.test:8443', SVC_APPS__SERVICE_ORIGIN: 'https://svc.example.test' });
+    try {
+      for (let i = 0; i < 100 && !/apps listener listening/.test(s.output()); i++) await new Promise((r) => setTimeout(r, 100));
+      const line = s.output().split('\n').find((l) => l.includes('shares its host'));
+      assert.ok(line, s.output());
+      assert.equal(JSON.parse(line).msg, SAME_HOST_WARNING);
+      assert.equal(JSON.parse(line).level, 40, 'the warn level');
     } finally {
       s.child.kill('SIGTERM');
       assert.equal(await waitExit(s.child), 0, s.output());

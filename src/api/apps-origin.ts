@@ -46,9 +46,11 @@ export interface AppsOriginOptions {
   services: Services;
   /** Replaces the configured pod launcher (tests on an in-test Kubernetes API server). */
   podLauncher?: PodLauncher;
+  /** Replaces how long a pod may stay silent on a request (PROXY_IDLE_MS; tests). */
+  proxyIdleMs?: number;
 }
 
-export async function buildAppsOrigin({ services, podLauncher }: AppsOriginOptions): Promise<FastifyInstance> {
+export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs }: AppsOriginOptions): Promise<FastifyInstance> {
   const cfg = services.config.apps;
   const app = Fastify({ logger: false, bodyLimit: MAX_BODY, trustProxy: false });
   await app.register(fastifyCookie);
@@ -132,7 +134,7 @@ export async function buildAppsOrigin({ services, podLauncher }: AppsOriginOptio
 
   // Everything else is the app itself, served by the session's pod (in its own context: bodies
   // are streamed to the pod, not parsed).
-  await app.register(appProxy, { services, tickets, cookie: APP_COOKIE, launcher: podLauncher });
+  await app.register(appProxy, { services, tickets, cookie: APP_COOKIE, launcher: podLauncher, idleMs: proxyIdleMs });
 
   return app;
 }

@@ -15,6 +15,11 @@ import type { AppBinding } from '../apps/tickets.js';
 
 /** A request body sent on to a pod (a notebook cell, an upload) is at most this large. */
 export const MAX_PROXY_BODY = 10 * 1_048_576;
+/**
+ * A pod silent this long on a request (no answer yet, or a pause mid-answer) is given up: a 504,
+ * or a cut stream once the answer began (nginx's proxy_read_timeout, 60 s). WebSockets are exempt.
+ */
+export const PROXY_IDLE_MS = 60_000;
 /** How often an open WebSocket re-checks its app token and counts as use of its pod. */
 export const WS_RECHECK_MS = 30_000;
 
@@ -22,7 +27,11 @@ export const WS_RECHECK_MS = 30_000;
 // Hop-by-hop headers (RFC 9110 7.6.1) and what the proxy sets itself are never passed on.
 const HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 
-export interface AppProxyOptions { services: Services; tickets: () => AppTickets; cookie: string; launcher?: PodLauncher }
+export interface AppProxyOptions {
+  services: Services; tickets: () => AppTickets; cookie: string; launcher?: PodLauncher;
+  /** Replaces PROXY_IDLE_MS (tests). */
+  idleMs?: number;
+}
 
 const fail = (reply: FastifyReply, status: number, error: string, message: string) => reply.status(status).send({ error, message });
 
@@ -185,9 +194,13 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
       const up = http.request(target, { method: req.method, headers }, (res) => {
         resolve(reply.status(res.statusCode ?? 502).headers(answerHeaders(res.headers)).send(res));
       });
+      const idleMs = o.idleMs ?? PROXY_IDLE_MS;
+      up.setTimeout(idleMs, () => up.destroy(Object.assign(new Error('the app went silent'), { code: 'EIDLE' })));
       up.on('error', (err: NodeJS.ErrnoException) => {
         if (reply.sent) return;
-        if (err.code === 'ECONNREFUSED') {
+        if (err.code === 'EIDLE') {
+          resolve(fail(reply, 504, 'timeout', `the app did not answer within ${Math.ceil(idleMs / 1000)} s`));
+        } else if (err.code === 'ECONNREFUSED') {
           onRefused().then(() => resolve(fail(reply, 502, 'bad_gateway', 'the app stopped answering: reload to start it again')), reject);
         } else {
           log.warn({ err: err.message, code: err.code }, 'app pod request failed');

@@ -7,6 +7,9 @@ import { migrateToLatest } from '../db/migrate.js';
 import { describeUrl } from '../db/index.js';
 import { buildApp } from '../api/app.js';
 import { buildAppsOrigin } from '../api/apps-origin.js';
+
+/** apps.origin on another port of the service's host: not a sibling origin for cookies. */
+export const SAME_HOST_WARNING = 'apps.origin shares its host with apps.service_origin: browsers send a host\'s cookies to every port, so apps are not isolated from the service; use a sibling subdomain';
 import { loadCheckedConfig } from './config.js';
 import { startLoops } from '../jobs/loops.js';
 import { fail, oneLine } from './errors.js';
@@ -52,6 +55,8 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     const m = /^(.*):([0-9]+)$/.exec(cfg.apps.listen)!;
     const appsAddress = await appsOrigin.listen({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
     log.info({ address: appsAddress, origin: cfg.apps.origin }, 'apps listener listening');
+    // Allowed (development, one machine), but cookies are per host, not per port: said loudly.
+    if (new URL(cfg.apps.origin).hostname === new URL(cfg.apps.service_origin).hostname) log.warn({ origin: cfg.apps.origin, service_origin: cfg.apps.service_origin }, SAME_HOST_WARNING);
   }
   // After listening: the check loads the S3 client, which need not delay the start.
   setImmediate(() => { services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed')); });

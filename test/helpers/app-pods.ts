@@ -5,7 +5,8 @@
 // The program answers every request with JSON describing what it was given (its SVC_APP_*
 // environment, the request's method, URL, headers and body, the notebook source), so a test sees
 // exactly what the launcher and the proxy passed. The notebook source steers it: a source
-// containing `POD: silent` never listens (the ready timeout), `POD: exit` exits at once.
+// containing `POD: silent` never listens (the ready timeout), `POD: exit` exits at once; a request
+// for /_hang is never answered (the proxy's idle timeout).
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,7 @@ else http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
+    if (req.url === '/_hang') return;
     const env = Object.fromEntries(Object.entries(e).filter(([k]) => k.startsWith('SVC_') || ['PATH', 'HOME', 'XDG_CONFIG_HOME'].includes(k)));
     res.setHeader('content-type', 'application/json');
     res.setHeader('content-security-policy', "default-src 'self'; frame-ancestors *");
@@ -91,16 +93,17 @@ export interface PodBed { s3: TestS3; t: TestApp; origin: FastifyInstance; worke
 /**
  * The service (real PostgreSQL, Redis, S3), the apps origin and the pod worker, on the configured
  * launcher or on `launcher` (both the worker and the origin use it). `env` adds to the apps
- * origin's settings (e.g. subprocessPods().env). close() stops every pod and all of it.
+ * origin's settings (e.g. subprocessPods().env); `proxyIdleMs` shortens the proxy's idle timeout.
+ * close() stops every pod and all of it.
  */
-export async function startPodBed(env: Record<string, string>, launcher?: PodLauncher): Promise<PodBed> {
+export async function startPodBed(env: Record<string, string>, launcher?: PodLauncher, proxyIdleMs?: number): Promise<PodBed> {
   const s3 = await startS3();
   const t = await startTestApp({
     SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
     SVC_APPS__ORIGIN: APPS_ORIGIN, SVC_APPS__SERVICE_ORIGIN: SERVICE_ORIGIN, SVC_APPS__SESSION_IDLE_SECS: '3600', SVC_APPS__SESSION_ABSOLUTE_SECS: '7200',
     ...env,
   });
-  const origin = await buildAppsOrigin({ services: t.services, podLauncher: launcher });
+  const origin = await buildAppsOrigin({ services: t.services, podLauncher: launcher, proxyIdleMs });
   const worker = (await startAppPodWorker(t.services, launcher))!;
   const admin = await signInAdmin(t);
   return {

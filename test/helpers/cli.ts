@@ -22,12 +22,12 @@ export function runSvc(args: string[], opts: { env?: Record<string, string>; cwd
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`svc ${args.join(' ')} timed out\n${stderr}`)); }, opts.timeoutMs ?? 30_000);
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`svc ${args.join(' ')} timed out\n${stderr}`)); }, opts.timeoutMs ?? 90_000);
     child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
   });
 }
 
-/** Starts a long-running `svc` child and resolves once `ready` matches its output. */
+/** Starts a long-running `svc` child and resolves once `ready` matches its output (90 s by default: a loaded CI machine needs 30 s and more). */
 export function spawnSvc(args: string[], opts: { env: Record<string, string>; cwd?: string; ready: RegExp; timeoutMs?: number; entry?: string[] }): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
     const argv = opts.entry ?? [SVC_BIN];
@@ -42,7 +42,7 @@ export function spawnSvc(args: string[], opts: { env: Record<string, string>; cw
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`svc did not become ready:\n${out}`)); }, opts.timeoutMs ?? 30_000);
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`svc did not become ready:\n${out}`)); }, opts.timeoutMs ?? 90_000);
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`svc exited with ${code} before ready:\n${out}`)); });
   });
 }
