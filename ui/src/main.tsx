@@ -30,6 +30,9 @@ import { Secrets } from './screens/workspace/Secrets';
 import { AlertList } from './screens/alerts/AlertList';
 import { DataApi } from './screens/dataapi/DataApi';
 import { AlertPage } from './screens/alerts/AlertPage';
+import { Connections } from './screens/governance/Connections';
+import { Policies } from './screens/governance/Policies';
+import { Tags } from './screens/governance/Tags';
 import { may } from './lib/access';
 import { WORKSPACE_SCREENS } from './nav';
 
@@ -49,6 +52,9 @@ function Screen({ route }: { route: Route }) {
     case 'triggers': return <Triggers key={route.ws} ws={route.ws} />;
     case 'files': return <NamespaceFiles key={route.ws} ws={route.ws} query={route.query} />;
     case 'secrets': return <Secrets key={route.ws} ws={route.ws} />;
+    case 'connections': return <Connections key={route.ws} ws={route.ws} />;
+    case 'policies': return <Policies key={route.ws} ws={route.ws} />;
+    case 'tags': return <Tags key={route.ws} ws={route.ws} />;
     case 'flows': return <FlowList key={route.ws} ws={route.ws} query={route.query} />;
     case 'flow-new': return <FlowPage key={`${route.ws}/new`} ws={route.ws} tab="editor" />;
     case 'flow': return <FlowPage key={`${route.ws}/${route.namespace}/${route.id}`} ws={route.ws} namespace={route.namespace} id={route.id} tab={route.tab} />;
@@ -67,7 +73,7 @@ function Screen({ route }: { route: Route }) {
 }
 
 const TITLES: Record<Route['name'], string> = {
-  triggers: 'Triggers', files: 'Namespace files', secrets: 'Secrets',
+  triggers: 'Triggers', files: 'Namespace files', secrets: 'Secrets', connections: 'Connections', policies: 'Policies', tags: 'Tags',
   home: 'Home', groups: 'Groups', clients: 'OAuth clients', audit: 'Audit log', members: 'Members', notfound: 'Not found', flows: 'Flows', 'flow-new': 'New flow', flow: 'Flow',
   executions: 'Executions', execution: 'Execution', apps: 'Apps', app: 'App', 'app-open': 'App',
   sql: 'SQL console', engines: 'Engines', alerts: 'Alerts', alert: 'Alert', 'data-api': 'Data API',

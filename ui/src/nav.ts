@@ -24,5 +24,8 @@ export const WORKSPACE_SCREENS: WorkspaceScreen[] = [
   { key: 'alerts', label: 'Alerts', href: (ws) => href.alerts(ws), min: 'ws_viewer', routes: ['alerts', 'alert'] },
   { key: 'data-api', label: 'Data API', href: (ws) => href.dataApi(ws), min: 'ws_viewer', routes: ['data-api'] },
   { key: 'sql', label: 'SQL', href: (ws) => href.sql(ws), min: 'ws_viewer', routes: ['sql'] },
+  { key: 'connections', label: 'Connections', href: (ws) => href.page(ws, 'connections'), min: 'ws_viewer', routes: ['connections'] },
+  { key: 'policies', label: 'Policies', href: (ws) => href.page(ws, 'policies'), min: 'ws_admin', routes: ['policies'] },
+  { key: 'tags', label: 'Tags', href: (ws) => href.page(ws, 'tags'), min: 'ws_admin', routes: ['tags'] },
   { key: 'members', label: 'Members', href: (ws) => href.members(ws), min: 'ws_admin', routes: ['members'] },
 ];

@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 /** Workspace screens at `#/w/<ws>/<page>` with only a query (filters, the folder shown). */
-export const WS_PAGES = ['triggers', 'files', 'secrets'] as const;
+export const WS_PAGES = ['triggers', 'files', 'secrets', 'connections', 'policies', 'tags'] as const;
 export type WsPage = (typeof WS_PAGES)[number];
 
 export type Route =

@@ -4,6 +4,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, ok } from '../api/client';
 import { Button, FormError, Table, useBusy, when } from '../components/ui';
+import { SecretOnce } from '../components/SecretOnce';
 import { clearMessages, say } from '../lib/messages';
 import { isPlatformAdmin, reportTo, useSession } from '../lib/session';
 import { useLoad } from '../lib/useLoad';
@@ -66,18 +67,7 @@ export function Clients() {
     <>
       <h1>OAuth clients</h1>
       <p class="lead">Machine identities of the platform's token endpoint (client credentials, token exchange). A secret is shown once, when the client is created or its secret rotated.</p>
-      {secret ? (
-        <article class="secret-once" aria-labelledby="h-secret" id="secret-panel">
-          <h2 id="h-secret">Secret of {secret.clientId}</h2>
-          <p>Copy it now and keep it in a secret store: it is not shown again.</p>
-          <label for="client-secret">Client secret</label>
-          <input id="client-secret" readOnly value={secret.value} spellcheck={false} autocomplete="off" onFocus={(e) => e.currentTarget.select()} />
-          <div class="row">
-            <Button onClick={() => { void navigator.clipboard?.writeText(secret.value).then(() => say('Copied the secret.'), () => say('Select the secret and copy it.')); }}>Copy</Button>
-            <Button class="secondary" id="secret-done" onClick={() => setSecret(null)}>I have stored it</Button>
-          </div>
-        </article>
-      ) : null}
+      {secret ? <SecretOnce title={`Secret of ${secret.clientId}`} label="Client secret" value={secret.value} onDone={() => setSecret(null)} /> : null}
       {list.data === undefined ? (list.error ? null : <p aria-busy="true">Loading clients…</p>) : list.data.length === 0 ? <p class="empty">No clients yet.</p> : (
         <Table caption="OAuth clients" headers={['Name', 'Client id', 'Audiences', 'Grants', 'Workspace', 'Secret rotated', 'Actions']} id="clients-table">
           {list.data.map((c) => (

@@ -1,7 +1,8 @@
 // The Data API screen (`#/w/<ws>/data-api`, docs/data-api.md): the workspace's endpoints (latest
 // version, engine, parameters, result columns, URL), a publish form for ws_editor (a new version
 // when the definition changed; Edit fills it with an endpoint's definition), Delete, and the
-// access log of calls (client, endpoint and version, status, rows, bytes, duration), newest first.
+// access log of calls (client, endpoint and version, status, rows, bytes, duration), newest first;
+// for ws_admin, the form that makes a client calling the endpoints (DataApiClient.tsx).
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import type { Body } from '../../api/types';
@@ -10,6 +11,7 @@ import { may } from '../../lib/access';
 import { clearMessages, say } from '../../lib/messages';
 import { reportTo, useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
+import { DataApiClient } from './DataApiClient';
 
 type Endpoint = Body<'/api/workspaces/{ws}/data-api/endpoints', 'get'>['endpoints'][number];
 const EMPTY = { name: '', engine: 'embedded', sql: '', params: '[]', description: '' };
@@ -85,6 +87,7 @@ export function DataApi({ ws }: { ws: string }) {
           </form>
         </section>
       ) : null}
+      {admin && list.data ? <DataApiClient ws={ws} endpoints={list.data.map((e) => e.name)} /> : null}
       {/* Calls are written in batches about a second after they end: Refresh reads them again. */}
       {admin ? <div class="title-row"><h2>Access log</h2><Button class="secondary outline small" onClick={() => void log.reload()}>Refresh log</Button></div> : null}
       {!admin || log.data === undefined ? null : log.data.length === 0 ? <p class="empty" id="no-calls">No calls yet.</p> : (
