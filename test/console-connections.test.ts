@@ -237,3 +237,19 @@ test('A ws_viewer reads connections and is offered no administration', async () 
   assert.equal(await v.page.getByRole('heading', { name: 'Create a client' }).count(), 0, 'no client form for a viewer');
   assert.deepEqual(v.errors, [], 'no console errors for the viewer');
 });
+
+test('With the policy service off, Policies and Tags say so instead of failing', async () => {
+  const off = await startSvc();
+  try {
+    const { page, errors } = await browser.newPage();
+    await signIn(page, off.base, undefined, '#/w/default/policies');
+    await page.getByRole('heading', { name: 'Policies', level: 1 }).waitFor();
+    assert.match(await page.locator('#service-off').innerText(), /policy service is off on this server.*policy_service\.enabled/);
+    assert.equal(await page.locator('#policy-form').count(), 0, 'no editor for a service that is not there');
+    await wsLink(page, 'Tags').click();
+    await page.locator('#service-off').waitFor();
+    assert.equal(await page.locator('#tag-form').count(), 0);
+    assert.equal(await page.locator('.message.error.visible').count(), 0, 'no error message: the off service is a state, not a failure');
+    assert.deepEqual(errors, [], 'no console errors (the failed loads of the unmounted routes are not counted)');
+  } finally { await off.close(); }
+});
