@@ -3,33 +3,12 @@
 import type { WorkflowQueue } from '../workflows/ports.js';
 import type { JobsOptions } from 'bullmq';
 import { QUEUES, jobOptions, type Queues, type TaskRunJobData } from './queues.js';
+import { sameTurn } from '../util/same-turn.js';
 
 /** At most this many executions in one `execution-ended` job (bounds the job's size). */
 const ENDED_BATCH_MAX = 200;
 /** At most this many leaf jobs in one addBulk made of several callers' leaves. */
 const DISPATCH_BATCH_MAX = 500;
-
-/**
- * Gathers what callers hand over in the same turn of the event loop and passes it to `flush`
- * once, in the check phase (setImmediate) after it. Each caller's promise settles when the flush
- * holding its items does, so a caller still waits until its items are in Redis, as it did when it
- * added them itself. A batch holding `max` items or more takes no more.
- */
-function sameTurn<T>(flush: (items: T[]) => Promise<void>, max: number): (items: T[]) => Promise<void> {
-  let batch: { items: T[]; done: Promise<void> } | undefined;
-  return (items) => {
-    if (!batch || batch.items.length >= max) {
-      const mine: T[] = [];
-      const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        if (batch?.items === mine) batch = undefined;
-        return flush(mine);
-      });
-      batch = { items: mine, done };
-    }
-    batch.items.push(...items);
-    return batch.done;
-  };
-}
 
 export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
   // Ends announced in the same turn of the event loop (steps of several executions finishing

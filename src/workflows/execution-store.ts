@@ -138,33 +138,58 @@ export async function failExecution(db: Db, executionId: string, outcome: Outcom
 }
 
 /**
- * Inserts an execution together with its first step (a start in the create path, see
- * orchestrator.ts startCreated): the execution with the fields the plan gives it and version 1,
- * as the start step would have left it, and the task runs the plan creates, in one statement.
- * The first step of an execution has no earlier runs, so the plan changes none (only inserts).
- *   $1-$8 the execution as created  $9 its fields after the step  $10 new task runs
- *   $11 iterations settled (`path[k]/`)
+ * Inserts executions together with their first steps (a start in the create path, see
+ * orchestrator.ts startCreated), in one statement: each execution with the fields its plan gives it
+ * and version 1, as the start step would have left it, and the task runs the plan creates. The
+ * first step of an execution has no earlier runs, so the plan changes none (only inserts).
+ *   $1 the executions (as created, with their fields after the step)  $2 their new task runs
  */
 const CREATE = `
   WITH ex AS (INSERT INTO executions (id, workspace_id, namespace, flow_id, flow_revision, state, inputs, trigger, created_at, version, started_at, ended_at, outputs, error)
-    SELECT $1, $2, $3, $4, $5::int, p.state, $6::jsonb, $7::jsonb, $8::timestamptz, 1, p.started_at, p.ended_at, COALESCE(p.outputs, '{}'::jsonb), p.error
-    FROM jsonb_to_record($9::jsonb) AS p(state text, started_at timestamptz, ended_at timestamptz, outputs jsonb, error text) RETURNING id)
+    SELECT x.id, x.workspace_id, x.namespace, x.flow_id, x.flow_revision, x.state, x.inputs, x.trigger, x.created_at, 1, x.started_at, x.ended_at,
+      COALESCE(x.outputs, '{}'::jsonb), x.error
+    FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, workspace_id uuid, namespace text, flow_id text, flow_revision int, inputs jsonb, trigger jsonb,
+      created_at timestamptz, state text, started_at timestamptz, ended_at timestamptz, outputs jsonb, error text) RETURNING id)
   INSERT INTO task_runs (id, execution_id, parent_id, task_id, path, state, iteration, outputs, error, created_at, started_at, dispatched_at, ended_at,
       settled, settled_iterations)
     SELECT n.id, ex.id, n.parent_id, n.task_id, n.path, n.state, n.iteration, COALESCE(n.outputs, '{}'::jsonb), n.error, n.created_at, n.started_at, n.dispatched_at, n.ended_at,
-      EXISTS (SELECT 1 FROM unnest($11::text[]) s WHERE starts_with(n.path, s)), COALESCE(n.settled_iterations, 0)
-    FROM ex, jsonb_to_recordset($10::jsonb) AS n(id uuid, parent_id uuid, task_id text, path text, state text, iteration jsonb, outputs jsonb, error text,
-      created_at timestamptz, started_at timestamptz, dispatched_at timestamptz, ended_at timestamptz, settled_iterations int)`;
+      n.settled, COALESCE(n.settled_iterations, 0)
+    FROM jsonb_to_recordset($2::jsonb) AS n(id uuid, execution_id uuid, parent_id uuid, task_id text, path text, state text, iteration jsonb, outputs jsonb, error text,
+      created_at timestamptz, started_at timestamptz, dispatched_at timestamptz, ended_at timestamptz, settled boolean, settled_iterations int)
+    JOIN ex ON ex.id = n.execution_id`;
 
 export interface NewExecution {
   id: string; workspace_id: string; namespace: string; flow_id: string; flow_revision: number;
   inputs: Record<string, unknown>; trigger: Record<string, unknown>; created_at: Date;
 }
 
-export async function insertStarted(db: Db, e: NewExecution, plan: Plan): Promise<void> {
-  if (plan.changed.size > 0) throw new Error(`the first step of execution ${e.id} changes runs that existed before it`);
-  await queryPrepared(db, 'svc_step_create', CREATE, [
-    e.id, e.workspace_id, e.namespace, e.flow_id, e.flow_revision, JSON.stringify(e.inputs), JSON.stringify(e.trigger), e.created_at,
-    JSON.stringify(plan.exec), JSON.stringify(newRuns(plan)), plan.settled,
-  ]);
+/** An execution to insert with its first step; `error` is set when its insert failed. */
+export interface Started { e: NewExecution; plan: Plan; error?: unknown }
+
+/**
+ * Inserts executions with their first steps in one statement (group commit: executions created
+ * together share one round trip and one commit). When the statement fails, each is inserted alone,
+ * so one refused execution does not take the others with it; its own error is left in `error`.
+ */
+export async function insertStarted(db: Db, items: Started[]): Promise<void> {
+  for (const it of items) {
+    if (it.plan.changed.size > 0) it.error = new Error(`the first step of execution ${it.e.id} changes runs that existed before it`);
+  }
+  const ok = items.filter((it) => !it.error);
+  if (ok.length === 0) return;
+  try {
+    await insertMany(db, ok);
+  } catch (err) {
+    if (ok.length === 1) { ok[0].error = err; return; }
+    for (const it of ok) await insertMany(db, [it]).catch((e: unknown) => { it.error = e; });
+  }
+}
+
+function insertMany(db: Db, items: Started[]) {
+  const execs = items.map(({ e, plan }) => ({
+    id: e.id, workspace_id: e.workspace_id, namespace: e.namespace, flow_id: e.flow_id, flow_revision: e.flow_revision, inputs: e.inputs, trigger: e.trigger,
+    created_at: e.created_at, state: plan.exec.state, started_at: plan.exec.started_at, ended_at: plan.exec.ended_at, outputs: plan.exec.outputs, error: plan.exec.error,
+  }));
+  const runs = items.flatMap(({ e, plan }) => newRuns(plan).map((r) => ({ ...r, execution_id: e.id, settled: plan.settled.some((s) => r.path.startsWith(s)) })));
+  return queryPrepared(db, 'svc_step_create', CREATE, [JSON.stringify(execs), JSON.stringify(runs)]);
 }

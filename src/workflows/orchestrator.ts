@@ -18,7 +18,8 @@ import { templateContext, templateFunctions } from './context.js';
 import { FlowDefinitions } from './flows.js';
 import { storableText } from './storable.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { applyStep, failExecution, insertStarted, readSettledRuns, readSnapshot, type NewExecution } from './execution-store.js';
+import { applyStep, failExecution, insertStarted, readSettledRuns, readSnapshot, type NewExecution, type Started } from './execution-store.js';
+import { sameTurn } from '../util/same-turn.js';
 import { needsDefinition, plan } from './planner/plan.js';
 import { isEmpty, type LeafDispatch, type Outcome, type Plan, type Render, type Snapshot } from './planner/types.js';
 
@@ -35,14 +36,17 @@ export async function dispatchLeaves(services: Services, leaves: LeafDispatch[])
  * What a worker keeps between steps: parsed flow revisions, and the snapshot each of its own steps
  * left behind, so that the next step of the same execution (often the next task, on this worker)
  * starts from it instead of reading. A snapshot that went stale costs nothing but a retry: the
- * apply finds the version moved, and the step reads again.
+ * apply finds the version moved, and the step reads again. `creates` inserts the executions created
+ * in the same turn of the event loop with their first steps in one statement (startCreated).
  */
-export interface StepContext { defs: FlowDefinitions; snapshots: TtlCache<string, Snapshot> }
+export interface StepContext { defs: FlowDefinitions; snapshots: TtlCache<string, Snapshot>; creates: (items: Started[]) => Promise<void> }
 
 const SNAPSHOT_RUNS_MAX = 200;
+/** At most this many executions in one insert (bounds the statement's size). */
+const CREATE_BATCH_MAX = 100;
 
 export function stepContext(db: Db): StepContext {
-  return { defs: new FlowDefinitions(db), snapshots: new TtlCache(256, 60_000) };
+  return { defs: new FlowDefinitions(db), snapshots: new TtlCache(256, 60_000), creates: sameTurn((items) => insertStarted(db, items), CREATE_BATCH_MAX) };
 }
 
 /** The snapshot of an execution as created (version 0, no task runs), as JSON for a start job. */
@@ -86,7 +90,9 @@ export async function startCreated(services: Services, e: NewExecution): Promise
   let plan: Plan;
   try {
     plan = await planStep(services, ctx.defs, created);
-    await insertStarted(services.db, e, plan);
+    const item: Started = { e, plan };
+    await ctx.creates([item]);
+    if (item.error) throw item.error;
   } catch (err) {
     services.logging.module('svc::workflows::orchestrator').debug({ executionId: e.id, err: (err as Error).message }, 'first step not taken in the create path: a start job takes it');
     return false;
