@@ -160,6 +160,24 @@ describe('subprocess app pods', () => {
     assert.equal((await get(token, '/after')).json().url, '/after');
   });
 
+  test('an edit pod saves the draft with its edit session\'s token; a run token, an ended one or none cannot', async () => {
+    const notes = await newApp(b.admin, 'notes', 'n = 1\n', false);
+    // The token as the pod receives it from the proxy.
+    const podToken = (await get(await openSession(b.admin, b.origin, notes, 'edit'))).json().headers['x-svc-app-token'];
+    const save = (headers: Record<string, string>, source: string) => b.t.app.inject({ method: 'PUT', url: '/api/apps/draft', headers, payload: { source } });
+    const draft = async () => (await b.admin.browser.get(`/api/workspaces/default/apps/${notes}/draft`)).json().source;
+    const res = await save({ 'x-svc-app-token': podToken }, 'n = 2\n');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().id, notes);
+    assert.equal(await draft(), 'n = 2\n');
+
+    const runToken = await openSession(b.admin, b.origin, appId);
+    assert.deepEqual((await save({ 'x-svc-app-token': runToken }, 'x')).json(), { error: 'forbidden', message: 'only an edit session saves the draft' });
+    assert.deepEqual((await save({ 'x-svc-app-token': 'not-a-token' }, 'x')).json(), { error: 'unauthorized', message: 'no app session: the app token has ended' });
+    assert.deepEqual((await save({}, 'x')).json(), { error: 'unauthorized', message: 'an X-Svc-App-Token header is required' });
+    assert.equal(await draft(), 'n = 2\n', 'nothing refused was written');
+  });
+
   test('a pod whose process exits before it answers is a 503 with a message', async () => {
     const broken = await newApp(b.admin, 'broken', '# POD: exit\n');
     const res = await get(await openSession(b.admin, b.origin, broken));

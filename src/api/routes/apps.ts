@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { guard, requireUser } from '../plugins/auth.js';
 import { apiErrors, errorSchema, iso } from '../schemas.js';
-import { DomainError, forbidden, notFound } from '../../errors.js';
+import { DomainError, forbidden, notFound, unauthorized } from '../../errors.js';
 import { appTickets } from '../apps-origin.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { roleAtLeast } from '../../access/access.js';
@@ -99,6 +99,26 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: editor,
       schema: { tags: ['apps'], summary: 'Replace the draft source (ws_editor)', params: idParams, body: z.object({ source }).strict(), response: { 200: app, ...apiErrors } },
     }, async (req) => out(await store().saveDraft(await workspaceId(req), req.params.id, req.body.source), true));
+
+    // An edit pod saves the notebook back (docs/apps.md "Saving from an edit pod"). Its credential
+    // is the edit session's app token, which the proxy hands it in X-Svc-App-Token: bound to one
+    // person, workspace and app. No cookie is read, and the person's right to edit is read again.
+    fastify.put('/api/apps/draft', {
+      schema: {
+        tags: ['apps'], summary: 'Replace the draft of the app an edit session is bound to (an edit pod, with that session\'s X-Svc-App-Token)',
+        body: z.object({ source }).strict(), response: { 200: app, ...apiErrors },
+      },
+    }, async (req) => {
+      const token = req.headers['x-svc-app-token'];
+      if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw unauthorized('an X-Svc-App-Token header is required');
+      const s = ctx.services();
+      const b = await appTickets(s).resolve(token);
+      if (!b) throw unauthorized('no app session: the app token has ended');
+      if (b.mode !== 'edit') throw forbidden('only an edit session saves the draft');
+      const snap = await s.access.forUser(b.userId);
+      if (!snap.user || !(snap.platformAdmin || roleAtLeast(snap.workspaces.get(b.workspace), 'ws_editor'))) throw forbidden(`requires ws_editor in workspace ${b.workspace}`);
+      return out(await store().saveDraft(b.workspaceId, b.appId, req.body.source), true);
+    });
 
     fastify.post(`${BASE}/:id/publish`, {
       preHandler: editor,
