@@ -28,6 +28,7 @@ import { dashboardRoutes } from './routes/dashboard.js';
 import { queryRoutes } from './routes/queries.js';
 import { appRoutes } from './routes/apps.js';
 import { engineRoutes } from './routes/engines.js';
+import { catalogBrowseRoutes } from './routes/catalog-browse.js';
 import { dataApiRoutes } from './routes/data-api.js';
 import { dataApiConsumerRoutes } from './routes/data-api-consumer.js';
 import { installSessionLayer } from './plugins/auth.js';
@@ -95,6 +96,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   await app.register(queryRoutes(ctx));
   await app.register(appRoutes(ctx));
   await app.register(engineRoutes(ctx));
+  await app.register(catalogBrowseRoutes(ctx));
   await app.register(dataApiRoutes(ctx));
   await app.register(dataApiConsumerRoutes(ctx));
   await app.register(uiRoutes(ctx));

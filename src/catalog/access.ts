@@ -65,21 +65,43 @@ export async function catalogCaller(s: Services, p: CatalogPrincipal): Promise<C
   }
   const person = await findPerson(s, p.sub, p.email);
   const label = person?.email ?? p.email ?? p.sub;
+  if (!person) {
+    return {
+      actorId: null, actor: `${label} via client:${p.actor}`,
+      roleIn: async () => ({ role: null, why: `${label} is not a user of this service` }),
+      subject: async () => ({ users: [p.sub], groups: [], roles: [] }),
+    };
+  }
+  const own = personCaller(s, person, [p.sub]);
   return {
-    actorId: person?.id ?? null, actor: `${label} via client:${p.actor}`,
+    actorId: person.id, actor: `${label} via client:${p.actor}`,
     roleIn: async (ws) => {
-      if (!person) return { role: null, why: `${label} is not a user of this service` };
       if (bound(ws)) return { role: null, why: `the token of client ${p.actor} is bound to workspace ${p.workspace}` };
+      return own.roleIn(ws);
+    },
+    subject: own.subject,
+  };
+}
+
+/**
+ * A person acting for themselves (the console's session routes, issue 17): the same role and
+ * policy subject as a token acting for them, so the console shows what an engine acting for the
+ * person may read, and nothing more. `subs` are further user names policies may use.
+ */
+export function personCaller(s: Services, person: { id: string; email: string }, subs: string[] = []): CatalogCaller {
+  const label = person.email;
+  return {
+    actorId: person.id, actor: label,
+    roleIn: async (ws) => {
       const snap = await s.access.forUser(person.id);
       if (snap.platformAdmin) return { role: 'ws_admin', why: `${label} is a platform administrator` };
       const role = snap.workspaces.get(ws) ?? null;
       return { role, why: role ? `${label} has ${role} in workspace ${ws}` : `${label} has no role in workspace ${ws}` };
     },
     subject: async (ws) => {
-      if (!person) return { users: [p.sub], groups: [], roles: [] };
       const snap = await s.access.forUser(person.id);
       const role = snap.platformAdmin ? 'ws_admin' : snap.workspaces.get(ws);
-      return { users: [person.email, p.sub], groups: snap.groups.map((g) => g.name), roles: role ? [role] : [] };
+      return { users: [person.email, ...subs], groups: snap.groups.map((g) => g.name), roles: role ? [role] : [] };
     },
   };
 }
