@@ -20,6 +20,7 @@ import { createExecution } from '../src/workflows/executions.js';
 import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
 import { findWorkspace } from '../src/workspaces/workspaces.js';
 import { createTestDatabase } from '../test/helpers/db.js';
+import { cpuMicros } from './process-cpu.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 const REDIS_URL = 'redis://127.0.0.1:6379/9';
@@ -74,6 +75,18 @@ async function lastEnded(s: Services, ids: string[]): Promise<number> {
   }
 }
 
+/** CPU µs used so far by this process and by the PostgreSQL backends of the bench database (/proc, Linux). */
+async function cpuNow(s: Services): Promise<{ node: number; pg: Map<number, number> }> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(s.db);
+  const pg = new Map<number, number>();
+  for (const { pid } of rows) { const us = cpuMicros(pid); if (us !== undefined) pg.set(pid, us); }
+  const u = process.cpuUsage();
+  return { node: u.user + u.system, pg };
+}
+/** CPU µs between two readings: the process, and the backends (one that appeared counts from 0). */
+const cpuSpent = (a: Awaited<ReturnType<typeof cpuNow>>, b: Awaited<ReturnType<typeof cpuNow>>) =>
+  ({ node: b.node - a.node, pg: [...b.pg].reduce((t, [pid, us]) => t + us - (a.pg.get(pid) ?? 0), 0) });
+
 async function main() {
   const db = await createTestDatabase('svc_bench');
   const cwd = await mkdtemp(path.join(tmpdir(), 'svc-bench-'));
@@ -101,6 +114,9 @@ async function main() {
     await bareChain(redis, 40);
     await bareFanout(redis, 100);
 
+    // CPU time per execution of B on each side (the steadier figure on a shared machine): this
+    // process (API, worker and BullMQ client; svc's includes its 25 ms waiting loop) and PostgreSQL.
+    const cpuSvc = { node: 0, pg: 0 }; const cpuBare = { node: 0 };
     const seqSvc: number[] = []; const seqBare: number[] = []; const fanSvc: number[] = []; const fanBare: number[] = [];
     for (let r = 0; r < RUNS; r++) {
       seqBare.push(await bareChain(redis, 40));
@@ -108,10 +124,17 @@ async function main() {
       const e = await createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'seq40', inputs: {}, trigger: { type: 'bench' } });
       seqSvc.push(await lastEnded(services, [e.id]) - t0);
 
+      let c0 = await cpuNow(services);
       fanBare.push(await bareFanout(redis, 100));
+      let c1 = await cpuNow(services);
+      cpuBare.node += cpuSpent(c0, c1).node;
+      c0 = c1;
       t0 = Date.now();
       const ids = await Promise.all(Array.from({ length: 100 }, () => createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'one', inputs: {}, trigger: { type: 'bench' } }).then((x) => x.id)));
       fanSvc.push(await lastEnded(services, ids) - t0);
+      c1 = await cpuNow(services);
+      const spent = cpuSpent(c0, c1);
+      cpuSvc.node += spent.node; cpuSvc.pg += spent.pg;
     }
     await worker.close();
     const states = await services.db.selectFrom('executions').select(({ fn }) => ['state', fn.countAll<string>().as('n')]).groupBy('state').execute();
@@ -124,6 +147,8 @@ async function main() {
     row('A. 1 flow x 40 sequential light tasks', seqSvc, seqBare, 40);
     // issue 11: within 4x of bare BullMQ
     row('B. 100 concurrent single-task executions', fanSvc, fanBare, 100, 4);
+    const perExec = (us: number) => (us / RUNS / 100 / 1000).toFixed(2);
+    console.log(`   B, CPU per execution: this process svc ${perExec(cpuSvc.node)} ms, bare BullMQ ${perExec(cpuBare.node)} ms; PostgreSQL svc ${perExec(cpuSvc.pg)} ms`);
   } finally {
     for (const q of services.queues.all()) await q.obliterate({ force: true }).catch(() => {});
     await redis.flushdb(); await redis.quit();
