@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
-import { signIn, startSvc, type Svc } from './helpers/console.js';
+import { ADMIN, signIn, startSvc, type Svc } from './helpers/console.js';
 import { addMember, call } from './helpers/console-apps.js';
 
 const VIEWER = { email: 'conn-viewer@example.test', password: 'viewer-password-1' };
@@ -112,6 +112,9 @@ test('Policies and tags: the editor, the server\'s message on the item it names,
   assert.deepEqual(await seriousViolations(page), [], 'policies: no serious accessibility violation');
 
   const form = page.locator('#policy-form');
+  // Principals are suggested from the workspace's members (here the administrator's direct role).
+  assert.deepEqual(await page.locator('#policy-users option').evaluateAll((els) => els.map((e) => (e as HTMLOptionElement).value)), [ADMIN.email]);
+  assert.equal(await page.locator('#allow-item-1').getByLabel('Users').getAttribute('list'), 'policy-users');
   await form.getByLabel('Name').fill('analysts read sales');
   // Resources filled from the tagged resource, then widened to the whole table.
   await form.getByLabel('Fill resources from a tagged resource').selectOption({ label: 'PII: catalog lake › schema sales › table customers › column email, phone' });

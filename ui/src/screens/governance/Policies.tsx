@@ -35,7 +35,7 @@ export function Policies({ ws }: { ws: string }) {
         ok(api.GET('/api/workspaces/{ws}/policies', path)), ok(api.GET('/api/workspaces/{ws}/tags', path)),
         ok(api.GET('/api/workspaces/{ws}/policy-plugins', path)), ok(api.GET('/api/workspaces/{ws}/members', path)),
       ]);
-      return { service: p.service, policies: p.policies, tags: t.tags, plugins: pl.plugins as Plugins, groups: m.groups.map((g) => g.name) };
+      return { service: p.service, policies: p.policies, tags: t.tags, plugins: pl.plugins as Plugins, groups: m.groups.map((g) => g.name), users: m.users.map((u) => u.email) };
     } catch (e) { if (serviceOff(e)) return 'off' as const; throw e; }
   }, [ws]);
   const [editing, setEditing] = useState<Policy | null>(null);
@@ -85,7 +85,7 @@ export function Policies({ ws }: { ws: string }) {
             ))}
           </Table>
         )}
-        <PolicyForm key={editing?.id ?? 'new'} ws={ws} editing={editing} tags={d.tags} groups={d.groups}
+        <PolicyForm key={editing?.id ?? 'new'} ws={ws} editing={editing} tags={d.tags} groups={d.groups} users={d.users}
           onCancel={() => setEditing(null)}
           onSaved={async (name, created) => { setEditing(null); await list.reload(); say(`${created ? 'Created' : 'Saved'} policy ${name}.`); focus('policies-title'); }} />
         <h2>Engine plugins</h2>

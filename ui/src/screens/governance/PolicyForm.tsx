@@ -2,7 +2,8 @@
 // resource), and allow and deny items, each naming principals (users, groups of the workspace,
 // workspace roles) and the access types they get. Create posts it; Edit loads a policy and Save
 // replaces it (PUT). The server validates; its message is shown in the form, and an item it names
-// (`allow[0] needs users, groups or roles`) is marked where it is.
+// (`allow[0] needs users, groups or roles`) is marked where it is. Users and groups are typed,
+// with the workspace's members suggested (a group of the identity provider may have no role yet).
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import type { Body, WorkspaceRole } from '../../api/types';
@@ -49,8 +50,8 @@ const formOf = (p: Policy): Form => ({
   items: [...p.allow.map((i) => itemFrom('allow', i)), ...p.deny.map((i) => itemFrom('deny', i))],
 });
 
-export function PolicyForm({ ws, editing, tags, groups, onSaved, onCancel }: {
-  ws: string; editing: Policy | null; tags: Tag[]; groups: string[]; onSaved(name: string, created: boolean): Promise<void>; onCancel(): void;
+export function PolicyForm({ ws, editing, tags, groups, users, onSaved, onCancel }: {
+  ws: string; editing: Policy | null; tags: Tag[]; groups: string[]; users: string[]; onSaved(name: string, created: boolean): Promise<void>; onCancel(): void;
 }) {
   const session = useSession();
   const [f, setF] = useState<Form>(() => (editing ? formOf(editing) : EMPTY));
@@ -99,7 +100,9 @@ export function PolicyForm({ ws, editing, tags, groups, onSaved, onCancel }: {
           </>
         ) : null}
         <ResourceFields prefix="policy" value={f.resources} onChange={(resources) => setF({ ...f, resources })} />
+        {/* Suggestions: the groups with a role in the workspace and its users with a direct role. */}
         <datalist id="policy-groups">{groups.map((g) => <option key={g} value={g} />)}</datalist>
+        <datalist id="policy-users">{users.map((u) => <option key={u} value={u} />)}</datalist>
         {f.items.map((it, n) => {
           const k = seq[it.effect]++;
           const id = `item-${n}`;
@@ -111,7 +114,7 @@ export function PolicyForm({ ws, editing, tags, groups, onSaved, onCancel }: {
               {bad ? <p class="error-text" id={`${id}-error`}>{err}</p> : null}
               <div class="grid">
                 <div><label for={`${id}-users`}>Users</label>
-                  <input id={`${id}-users`} maxLength={20000} spellcheck={false} autocomplete="off" placeholder="ana@example.com, …" value={it.users} onInput={(e) => setItem(n, { users: e.currentTarget.value })} /></div>
+                  <input id={`${id}-users`} maxLength={20000} spellcheck={false} autocomplete="off" list="policy-users" placeholder="ana@example.com, …" value={it.users} onInput={(e) => setItem(n, { users: e.currentTarget.value })} /></div>
                 <div><label for={`${id}-groups`}>Groups</label>
                   <input id={`${id}-groups`} maxLength={20000} spellcheck={false} autocomplete="off" list="policy-groups" value={it.groups} onInput={(e) => setItem(n, { groups: e.currentTarget.value })} /></div>
               </div>
