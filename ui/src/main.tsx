@@ -24,6 +24,9 @@ import { AppPage } from './screens/apps/AppPage';
 import { AppFrame } from './screens/apps/AppFrame';
 import { Triggers } from './screens/workspace/Triggers';
 import { SqlConsole } from './screens/sql/SqlConsole';
+import { Catalog } from './screens/catalog/Catalog';
+import { CatalogTable } from './screens/catalog/CatalogTable';
+import { CatalogView } from './screens/catalog/CatalogView';
 import { Engines } from './screens/engines/Engines';
 import { NamespaceFiles } from './screens/workspace/NamespaceFiles';
 import { Secrets } from './screens/workspace/Secrets';
@@ -67,6 +70,9 @@ function Screen({ route }: { route: Route }) {
     case 'alerts': return <AlertList key={route.ws} ws={route.ws} />;
     case 'alert': return <AlertPage key={`${route.ws}/${route.id ?? 'new'}`} ws={route.ws} id={route.id} />;
     case 'engines': return <Engines key={route.ws} ws={route.ws} />;
+    case 'catalog': return <Catalog key={route.ws} ws={route.ws} query={route.query} />;
+    case 'catalog-table': return <CatalogTable key={`${route.ws}/${route.namespace.join('.')}/${route.table}`} ws={route.ws} namespace={route.namespace} name={route.table} />;
+    case 'catalog-view': return <CatalogView key={`${route.ws}/${route.namespace.join('.')}/${route.table}`} ws={route.ws} namespace={route.namespace} name={route.table} />;
     case 'sql': return <SqlConsole key={route.ws} ws={route.ws} query={route.query} />;
     default: return <><h1>Page not found</h1><p>There is no page at <code>{route.path}</code>. <a href={href.home()}>Go home</a></p></>;
   }
@@ -76,6 +82,7 @@ const TITLES: Record<Route['name'], string> = {
   triggers: 'Triggers', files: 'Namespace files', secrets: 'Secrets', connections: 'Connections', policies: 'Policies', tags: 'Tags',
   home: 'Home', groups: 'Groups', clients: 'OAuth clients', audit: 'Audit log', members: 'Members', notfound: 'Not found', flows: 'Flows', 'flow-new': 'New flow', flow: 'Flow',
   executions: 'Executions', execution: 'Execution', apps: 'Apps', app: 'App', 'app-open': 'App',
+  catalog: 'Catalog', 'catalog-table': 'Table', 'catalog-view': 'View',
   sql: 'SQL console', engines: 'Engines', alerts: 'Alerts', alert: 'Alert', 'data-api': 'Data API',
 };
 

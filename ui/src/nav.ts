@@ -23,6 +23,7 @@ export const WORKSPACE_SCREENS: WorkspaceScreen[] = [
   { key: 'engines', label: 'Engines', href: (ws) => href.engines(ws), min: 'ws_viewer', routes: ['engines'] },
   { key: 'alerts', label: 'Alerts', href: (ws) => href.alerts(ws), min: 'ws_viewer', routes: ['alerts', 'alert'] },
   { key: 'data-api', label: 'Data API', href: (ws) => href.dataApi(ws), min: 'ws_viewer', routes: ['data-api'] },
+  { key: 'catalog', label: 'Catalog', href: (ws) => href.catalog(ws), min: 'ws_viewer', routes: ['catalog', 'catalog-table', 'catalog-view'] },
   { key: 'sql', label: 'SQL', href: (ws) => href.sql(ws), min: 'ws_viewer', routes: ['sql'] },
   { key: 'connections', label: 'Connections', href: (ws) => href.page(ws, 'connections'), min: 'ws_viewer', routes: ['connections'] },
   { key: 'policies', label: 'Policies', href: (ws) => href.page(ws, 'policies'), min: 'ws_admin', routes: ['policies'] },

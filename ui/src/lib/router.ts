@@ -27,6 +27,8 @@ export type Route =
   | { name: 'alerts'; ws: string }
   | { name: 'alert'; ws: string; id?: string }
   | { name: 'data-api'; ws: string }
+  | { name: 'catalog'; ws: string; query: URLSearchParams }
+  | { name: 'catalog-table' | 'catalog-view'; ws: string; namespace: string[]; table: string }
   | { name: 'notfound'; path: string };
 
 function decode(s: string): string {
@@ -70,6 +72,13 @@ export function parseRoute(hash: string): Route {
       if (rest.length === 2) return { name: 'alert', ws, id: rest[1] === 'new' ? undefined : rest[1] };
     }
     if (rest[0] === 'data-api' && rest.length === 1) return { name: 'data-api', ws };
+    if (rest[0] === 'catalog') {
+      if (rest.length === 1) return { name: 'catalog', ws, query };
+      // `#/w/<ws>/catalog/tables/<levels joined by %1F>/<name>`, as the catalog paths write a namespace.
+      if (rest.length === 4 && (rest[1] === 'tables' || rest[1] === 'views')) {
+        return { name: rest[1] === 'tables' ? 'catalog-table' : 'catalog-view', ws, namespace: rest[2].split(NS_SEP), table: rest[3] };
+      }
+    }
     if (rest[0] === 'engines' && rest.length === 1) return { name: 'engines', ws };
     if (rest[0] === 'executions') {
       if (rest.length === 1) return { name: 'executions', ws, query };
@@ -80,6 +89,8 @@ export function parseRoute(hash: string): Route {
 }
 
 const e = encodeURIComponent;
+/** Namespace levels are joined by the unit separator in URLs, as in the catalog's own paths. */
+export const NS_SEP = '\u001f';
 const qs = (params?: Record<string, string | undefined>) => {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(params ?? {})) if (v) p.set(k, v);
@@ -108,6 +119,9 @@ export const href = {
   app: (ws: string, id: string) => `#/w/${e(ws)}/apps/${e(id)}`,
   appOpen: (ws: string, id: string, mode: 'run' | 'edit') => `#/w/${e(ws)}/apps/${e(id)}/${mode}`,
   sql: (ws: string, query?: Record<string, string | undefined>) => `#/w/${e(ws)}/sql${qs(query)}`,
+  catalog: (ws: string, namespace?: string[]) => `#/w/${e(ws)}/catalog${qs({ ns: namespace?.join(NS_SEP) })}`,
+  catalogTable: (ws: string, namespace: string[], name: string) => `#/w/${e(ws)}/catalog/tables/${e(namespace.join(NS_SEP))}/${e(name)}`,
+  catalogView: (ws: string, namespace: string[], name: string) => `#/w/${e(ws)}/catalog/views/${e(namespace.join(NS_SEP))}/${e(name)}`,
 };
 
 /** The workspace a route is about, if any. */

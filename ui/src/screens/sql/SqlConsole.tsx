@@ -21,7 +21,8 @@ export function SqlConsole({ ws, query }: { ws: string; query: URLSearchParams }
   const session = useSession();
   const openId = query.get('query') ?? '';
   const [engine, setEngine] = useState('embedded');
-  const [sql, setSql] = useState(DEFAULT_SQL);
+  // `?sql=` prefills the editor (the catalog's "Query" link); nothing runs until the person does.
+  const [sql, setSql] = useState(() => (query.get('sql') ?? '').slice(0, 100_000) || DEFAULT_SQL);
   const [current, setCurrent] = useState<Query | null>(null);
   const [formError, setFormError] = useState('');
   const [running, run] = useBusy();
