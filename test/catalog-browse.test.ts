@@ -6,7 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { IcebergRestCatalog } from 'iceberg-js';
-import { Browser } from './helpers/app.js';
+import { Browser, startTestApp } from './helpers/app.js';
+import { signInAdmin } from './helpers/workflow.js';
 import { startCatalogApp, workspace, CATALOG_TOKEN, type CatalogApp } from './helpers/catalog.js';
 import { createPolicy } from '../src/policy/policies.js';
 import { CLI_ACTOR } from '../src/access/actor.js';
@@ -178,7 +179,7 @@ test('no session is 401; a person without a role in the workspace is 404; bad in
   const missing = await ada.get(`${A}/namespaces/ghost/tables`);
   assert.deepEqual([missing.statusCode, missing.json().message], [404, 'Namespace does not exist: ghost']);
   const badToken = await ada.get(`${A}/namespaces?page_token=%%%`);
-  assert.equal(badToken.statusCode, 400);
+  assert.deepEqual([badToken.statusCode, badToken.json().message], [400, 'invalid page_token']);
   const control = await ada.get(`${A}/namespaces/web${SEP}${SEP}x/tables`);
   assert.deepEqual([control.statusCode, control.json().message], [400, 'namespace level must be a non-empty string']);
   const deep = await ada.get(`${A}/namespaces/${Array(17).fill('a').join(SEP)}`);
@@ -196,4 +197,13 @@ test('the routes are in the OpenAPI document the console client is generated fro
   for (const p of ['/api/workspaces/{ws}/catalog/namespaces', '/api/workspaces/{ws}/catalog/namespaces/{namespace}/tables/{name}', '/api/workspaces/{ws}/catalog/namespaces/{namespace}/views/{name}']) {
     assert.ok(doc.paths[p]?.get, `${p} documented`);
   }
+});
+
+test('with the catalog off, every route says so (404), after the session and role checks', async () => {
+  const off = await startTestApp();
+  try {
+    const { browser } = await signInAdmin(off);
+    const res = await browser.get('/api/workspaces/default/catalog/namespaces');
+    assert.deepEqual([res.statusCode, res.json()], [404, { error: 'not_found', message: 'the catalog is not enabled on this service (catalog.enabled)' }]);
+  } finally { await off.close(); }
 });

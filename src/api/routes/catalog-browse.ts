@@ -67,7 +67,8 @@ async function asApi<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof IcebergError) throw new DomainError(CODES[err.status] ?? 'bad_request', err.message);
+    // The domain names the Iceberg query parameter; these routes call it page_token.
+    if (err instanceof IcebergError) throw new DomainError(CODES[err.status] ?? 'bad_request', err.message.replace(/\bpageToken\b/, 'page_token'));
     throw err;
   }
 }
