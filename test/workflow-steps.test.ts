@@ -4,6 +4,7 @@
 // together), and check what was recorded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { saveFlow, run } from './helpers/workflows.js';
@@ -11,6 +12,8 @@ import { advance, createdSnapshot, readSnapshot, stepContext } from '../src/work
 import { runTaskRunJob } from '../src/workflows/task-run.js';
 import { requestKill } from '../src/workflows/executions.js';
 import { TaskLog } from '../src/workflows/logs.js';
+import { applyOutcomes } from '../src/workflows/execution-store.js';
+import { sameTurn } from '../src/util/same-turn.js';
 
 let t: TestApp; let b: Browser; let wsId: string;
 before(async () => {
@@ -101,6 +104,25 @@ test('parallel branches finishing together from one snapshot are each recorded, 
   assert.equal(e.state, 'SUCCESS');
   assert.deepEqual(e.outputs, { last: { done: true } });
   assert.equal(e.version, '7', 'one applied step each: the start, five outcomes (the fifth also joins), the last task (which ends it)');
+});
+
+test('outcomes ending several executions in the same turn commit in one statement, each once; a duplicate delivery among them is applied alone', async () => {
+  await saveFlow(b, 'default', 'id: one\nnamespace: race\ntasks:\n  - id: t\n    type: output\n    values: { ok: true }\n');
+  const ids = await Promise.all([1, 2, 3, 4].map(() => run(b, 'default', 'race', 'one')));
+  const ctx = stepContext(t.services.db);
+  const handedOver: number[] = [];
+  ctx.outcomes = sameTurn(async (items) => { handedOver.push(items.length); await applyOutcomes(t.services.db, items); }, 50);
+  for (const id of ids) await advance(t.services, ctx, id);
+  const leaves = (await Promise.all(ids.map(runs))).map((r) => r[0]);
+  // The first leaf is delivered twice at once: both copies reach the apply in the same turn.
+  const results = await Promise.all([...leaves, leaves[0]].map((r) => runTaskRunJob(t.services, ctx, null, 'w', job(r))));
+  assert.deepEqual(results.sort(), ['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS', 'superseded']);
+  // the duplicate's step then reads again and finds its run ended by the other copy: one more apply, alone
+  assert.deepEqual(handedOver, [5, 1], 'the five outcomes were handed over together');
+  const ended = await t.services.db.selectFrom('executions').select(['id', 'state', 'version', sql<string>`xmin::text`.as('tx')]).where('id', 'in', ids).execute();
+  assert.deepEqual(ended.map((e) => [e.state, e.version]), Array(4).fill(['SUCCESS', '2']), 'each ended by one applied step');
+  assert.equal(new Set(ended.map((e) => e.tx)).size, 1, 'the four ends were written by one statement (one transaction)');
+  for (const l of leaves) assert.equal((await attempts(l.id)).length, 1);
 });
 
 test('task log lines the database refuses are reported in the server log with a reason, not dropped silently', async () => {

@@ -96,12 +96,17 @@ function newRuns(plan: Plan) {
   }));
 }
 
-export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Outcome): Promise<{ locked: boolean; claimed: boolean }> {
-  const o = outcome && {
+/** An outcome as APPLY's $6 (and APPLY_OUTCOMES' `o`) reads it. */
+function outcomeRecord(outcome: Outcome) {
+  return {
     state: outcome.state, attempt_state: outcome.attemptState, outputs: outcome.outputs, error: outcome.error, attempt: outcome.attempt,
     started_at: outcome.startedAt, ended_at: outcome.endedAt, run_ended_at: outcome.state === 'RETRYING' ? null : outcome.endedAt,
     worker: outcome.worker, reason: outcome.reason, log_lines: outcome.log.lines, log_bytes: outcome.log.bytes, withheld: outcome.log.withheld,
   };
+}
+
+export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Outcome): Promise<{ locked: boolean; claimed: boolean }> {
+  const o = outcome && outcomeRecord(outcome);
   const inserts = newRuns(plan);
   // Outputs the step did not replace are not sent back: a foreach run changes with every settled
   // iteration, and its outputs hold all its values (the planner copies a run, keeping the object).
@@ -114,6 +119,80 @@ export async function applyStep(db: Db, snap: Snapshot, plan: Plan, outcome?: Ou
     JSON.stringify(o ?? {}), JSON.stringify(outcome?.log.rows ?? []), JSON.stringify(plan.exec), JSON.stringify(inserts), JSON.stringify(changed), plan.settled,
   ]);
   return res;
+}
+
+/**
+ * APPLY for steps that only record an outcome and change their execution (no task run created,
+ * changed other than the outcome's, or settled: an execution's last task ending, a step with
+ * nothing else to start), several executions in one statement. The same guards per step: `lk`
+ * locks each execution still at the step's version, in id order (two batches never deadlock);
+ * `tr` the outcome's run while its guard holds; a step writes only when both did.
+ *   $1 the steps: execution, version, outcome's run, its lease or previous attempt, the outcome,
+ *   its last log lines, the execution's fields
+ */
+const APPLY_OUTCOMES = `
+  WITH s AS MATERIALIZED (SELECT * FROM jsonb_to_recordset($1::jsonb) AS s(exec uuid, version bigint, run uuid, lease text, prev int, o jsonb, logs jsonb, p jsonb)),
+  lk AS MATERIALIZED (SELECT e.id FROM executions e JOIN s ON e.id = s.exec AND e.version = s.version ORDER BY e.id FOR UPDATE OF e),
+  tr AS MATERIALIZED (
+    SELECT t.id FROM task_runs t JOIN s ON t.id = s.run
+    WHERE s.exec IN (SELECT id FROM lk)
+      AND CASE WHEN s.lease IS NOT NULL THEN t.lease_token = s.lease
+               ELSE t.ended_at IS NULL AND t.state IN ('QUEUED', 'RETRYING') AND t.attempt = s.prev END
+    ORDER BY t.id FOR UPDATE OF t),
+  go AS MATERIALIZED (SELECT s.* FROM s WHERE s.exec IN (SELECT id FROM lk) AND s.run IN (SELECT id FROM tr)),
+  oc AS (UPDATE task_runs t SET state = o.state, outputs = o.outputs, error = o.error, attempt = o.attempt,
+      started_at = COALESCE(t.started_at, o.started_at), ended_at = o.run_ended_at, lease_token = NULL, lease_until = NULL, settled = false
+    FROM go, jsonb_to_record(go.o) AS o(state text, attempt_state text, outputs jsonb, error text, attempt int, started_at timestamptz, ended_at timestamptz,
+      run_ended_at timestamptz, worker text, reason text, log_lines int, log_bytes bigint, withheld int)
+    WHERE t.id = go.run
+    RETURNING t.id, go.exec, go.logs, o.attempt AS o_attempt, o.attempt_state, o.worker, o.reason, o.started_at AS o_started_at, o.ended_at AS o_ended_at,
+      o.log_lines, o.log_bytes, o.withheld),
+  att AS (INSERT INTO task_run_attempts (task_run_id, attempt, state, worker, reason, started_at, ended_at, log_lines, log_bytes, withheld)
+    SELECT oc.id, oc.o_attempt, oc.attempt_state, oc.worker, oc.reason, oc.o_started_at, oc.o_ended_at, oc.log_lines, oc.log_bytes, oc.withheld FROM oc
+    ON CONFLICT (task_run_id, attempt) DO NOTHING),
+  lg AS (INSERT INTO task_logs (execution_id, task_run_id, attempt, at, level, line)
+    SELECT oc.exec, oc.id, oc.o_attempt, l.at, l.level, l.line FROM oc, jsonb_to_recordset(oc.logs) AS l(at timestamptz, level text, line text)),
+  ex AS (UPDATE executions e SET version = e.version + 1, state = COALESCE(p.state, e.state), started_at = COALESCE(e.started_at, p.started_at),
+      ended_at = COALESCE(p.ended_at, e.ended_at), outputs = COALESCE(p.outputs, e.outputs), error = CASE WHEN p.ended_at IS NULL THEN e.error ELSE p.error END
+    FROM go, jsonb_to_record(go.p) AS p(state text, started_at timestamptz, ended_at timestamptz, outputs jsonb, error text) WHERE e.id = go.exec)
+  SELECT s.exec AS id, s.exec IN (SELECT id FROM lk) AS locked, s.exec IN (SELECT exec FROM go) AS claimed FROM s`;
+
+/** A step for applyOutcomes; `res` or `error` is set when it is applied. */
+export interface Applying { snap: Snapshot; plan: Plan; outcome: Outcome; res?: { locked: boolean; claimed: boolean }; error?: unknown }
+
+/** Whether a step only records its outcome and changes its execution (APPLY_OUTCOMES can apply it). */
+export const outcomeOnly = (plan: Plan, outcome: Outcome | undefined): outcome is Outcome =>
+  !!outcome && plan.inserts.length === 0 && plan.settled.length === 0 && [...plan.changed].every((r) => r.id === outcome.runId);
+
+/**
+ * Applies outcome-only steps of several executions in one statement (group commit: outcomes that
+ * reach it in the same turn share one round trip and one commit). A second step of an execution
+ * already in the statement, a step alone, and every step of a statement that failed are applied
+ * one by one with APPLY, so each keeps its own result and error.
+ */
+export async function applyOutcomes(db: Db, items: Applying[]): Promise<void> {
+  const seen = new Set<string>();
+  const batch: Applying[] = []; const alone: Applying[] = [];
+  for (const it of items) {
+    (seen.has(it.snap.exec.id) ? alone : batch).push(it);
+    seen.add(it.snap.exec.id);
+  }
+  if (batch.length === 1) alone.unshift(batch.pop()!);
+  if (batch.length > 0) {
+    try {
+      const rows = await queryPrepared<{ id: string; locked: boolean; claimed: boolean }>(db, 'svc_step_apply_outcomes', APPLY_OUTCOMES, [JSON.stringify(batch.map(({ snap, plan, outcome }) => ({
+        exec: snap.exec.id, version: snap.exec.version, run: outcome.runId, lease: 'lease' in outcome.guard ? outcome.guard.lease : null,
+        prev: 'prevAttempt' in outcome.guard ? outcome.guard.prevAttempt : null, o: outcomeRecord(outcome), logs: outcome.log.rows, p: plan.exec,
+      })))]);
+      const byId = new Map(rows.map((r) => [r.id, { locked: r.locked, claimed: r.claimed }]));
+      for (const it of batch) it.res = byId.get(it.snap.exec.id)!;
+    } catch {
+      alone.push(...batch);
+    }
+  }
+  for (const it of alone) {
+    try { it.res = await applyStep(db, it.snap, it.plan, it.outcome); } catch (err) { it.error = err; }
+  }
 }
 
 /**

@@ -18,7 +18,7 @@ import { templateContext, templateFunctions } from './context.js';
 import { FlowDefinitions } from './flows.js';
 import { storableText } from './storable.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { applyStep, failExecution, insertStarted, readSettledRuns, readSnapshot, type NewExecution, type Started } from './execution-store.js';
+import { applyOutcomes, applyStep, failExecution, insertStarted, outcomeOnly, readSettledRuns, readSnapshot, type Applying, type NewExecution, type Started } from './execution-store.js';
 import { sameTurn } from '../util/same-turn.js';
 import { needsDefinition, plan } from './planner/plan.js';
 import { isEmpty, type LeafDispatch, type Outcome, type Plan, type Render, type Snapshot } from './planner/types.js';
@@ -37,16 +37,25 @@ export async function dispatchLeaves(services: Services, leaves: LeafDispatch[])
  * left behind, so that the next step of the same execution (often the next task, on this worker)
  * starts from it instead of reading. A snapshot that went stale costs nothing but a retry: the
  * apply finds the version moved, and the step reads again. `creates` inserts the executions created
- * in the same turn of the event loop with their first steps in one statement (startCreated).
+ * in the same turn of the event loop with their first steps in one statement (startCreated);
+ * `outcomes` applies the outcome-only steps that reach it in the same turn in one statement.
  */
-export interface StepContext { defs: FlowDefinitions; snapshots: TtlCache<string, Snapshot>; creates: (items: Started[]) => Promise<void> }
+export interface StepContext {
+  defs: FlowDefinitions; snapshots: TtlCache<string, Snapshot>;
+  creates: (items: Started[]) => Promise<void>; outcomes: (items: Applying[]) => Promise<void>;
+}
 
 const SNAPSHOT_RUNS_MAX = 200;
-/** At most this many executions in one insert (bounds the statement's size). */
+/** At most this many executions in one insert, or outcomes in one apply (bounds the statement's size). */
 const CREATE_BATCH_MAX = 100;
+const OUTCOME_BATCH_MAX = 50;
 
 export function stepContext(db: Db): StepContext {
-  return { defs: new FlowDefinitions(db), snapshots: new TtlCache(256, 60_000), creates: sameTurn((items) => insertStarted(db, items), CREATE_BATCH_MAX) };
+  return {
+    defs: new FlowDefinitions(db), snapshots: new TtlCache(256, 60_000),
+    creates: sameTurn((items) => insertStarted(db, items), CREATE_BATCH_MAX),
+    outcomes: sameTurn((items) => applyOutcomes(db, items), OUTCOME_BATCH_MAX),
+  };
 }
 
 /** The snapshot of an execution as created (version 0, no task runs), as JSON for a start job. */
@@ -135,7 +144,14 @@ export async function step(services: Services, ctx: StepContext, executionId: st
     }
     let res: { locked: boolean; claimed: boolean };
     try {
-      res = await applyStep(services.db, snap, plan, outcome);
+      if (outcomeOnly(plan, outcome)) {
+        const item: Applying = { snap, plan, outcome };
+        await ctx.outcomes([item]);
+        if (item.error) throw item.error;
+        res = item.res!;
+      } else {
+        res = await applyStep(services.db, snap, plan, outcome);
+      }
     } catch (err) {
       // PostgreSQL refused what the step writes: retrying would refuse it again, and leaving the
       // job failed would leave the execution RUNNING. Fail it instead, with the reason.
