@@ -67,7 +67,7 @@ export const CORE_TYPES = new Set(['log', 'output', 'sleep', 'fail', 'script', .
 const taskList: z.ZodType<TaskDef[]> = z.lazy(() => z.array(task).min(1, { message: 'must list at least one task' }));
 const resources = z.object({ cpu: z.string().optional(), memory: z.string().optional(), ephemeral_storage: z.string().optional() }).strict();
 
-const coreTask = z.lazy(() => z.discriminatedUnion('type', [
+export const coreTask = z.lazy(() => z.discriminatedUnion('type', [
   z.object({ ...common, type: z.literal('log'), message: z.union([z.string(), z.array(z.string())]), level: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).optional() }).strict(),
   z.object({ ...common, type: z.literal('output'), values: z.record(z.string(), z.unknown()) }).strict(),
   z.object({ ...common, type: z.literal('sleep'), duration }).strict(),
@@ -85,10 +85,11 @@ const coreTask = z.lazy(() => z.discriminatedUnion('type', [
   }).strict().refine((t) => Boolean(t.commands) !== Boolean(t.script), { message: 'a script task has either commands or script', path: ['commands'] }),
 ]));
 
-const pluginTask = z.object({ ...common, type: z.string().regex(/^[a-z][\w-]*(\.[\w-]+)+$/i, { message: 'unknown task type (core types: log, output, sleep, fail, sequential, parallel, if, foreach, script; plugin types contain a dot)' }) }).passthrough();
+export const pluginTask = z.object({ ...common, type: z.string().regex(/^[a-z][\w-]*(\.[\w-]+)+$/i, { message: 'unknown task type (core types: log, output, sleep, fail, sequential, parallel, if, foreach, script; plugin types contain a dot)' }) }).passthrough();
 
-// Dispatch on `type` so a core task's problems are reported against its own schema.
-const task: z.ZodType<TaskDef> = z.lazy(() => z.unknown().transform((v, ctx) => {
+// Dispatch on `type` so a core task's problems are reported against its own schema. (A transform
+// has no JSON Schema: flow-schema.ts describes a task as coreTask or pluginTask instead.)
+export const task: z.ZodType<TaskDef> = z.lazy(() => z.unknown().transform((v, ctx) => {
   const type = (v as { type?: unknown } | null)?.type;
   const schema = typeof type === 'string' && CORE_TYPES.has(type) ? coreTask : pluginTask;
   const r = (schema as z.ZodType).safeParse(v);

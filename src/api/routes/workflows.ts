@@ -19,6 +19,7 @@ import { deleteNamespaceFile, getExecutionFile, getNamespaceFile, listExecutionF
 import { deleteWorkflowSecret, listWorkflowSecrets, putWorkflowSecret } from '../../workflows/secrets.js';
 import { NAMESPACE_RE, ID_RE } from '../../workflows/flow.js';
 import { listTriggers } from '../../workflows/trigger-list.js';
+import { flowJsonSchema } from '../../workflows/flow-schema.js';
 
 const BASE = '/workflows/v1/:ws';
 const errors = apiErrors;
@@ -103,6 +104,12 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         throw err;
       }
     });
+
+    // The flow model as JSON Schema, for editors' completion (docs/workflows.md).
+    app.get(`${BASE}/flows/schema`, {
+      preHandler: viewer,
+      schema: { tags: ['workflows'], summary: 'The JSON Schema of a flow\'s YAML (derived from the flow model)', params: wsParam, response: { 200: z.record(z.string(), z.unknown()), ...errors } },
+    }, async () => flowJsonSchema());
 
     app.get(`${BASE}/flows`, {
       preHandler: viewer,
