@@ -69,6 +69,8 @@ function Screen({ route }: { route: Route }) {
     case 'data-api': return <DataApi key={route.ws} ws={route.ws} />;
     case 'alerts': return <AlertList key={route.ws} ws={route.ws} />;
     case 'alert': return <AlertPage key={`${route.ws}/${route.id ?? 'new'}`} ws={route.ws} id={route.id} />;
+    case 'reports': return <AlertList key={`${route.ws}/reports`} ws={route.ws} kind="report" />;
+    case 'report': return <AlertPage key={`${route.ws}/report/${route.id ?? 'new'}`} ws={route.ws} id={route.id} kind="report" />;
     case 'engines': return <Engines key={route.ws} ws={route.ws} />;
     case 'catalog': return <Catalog key={route.ws} ws={route.ws} query={route.query} />;
     case 'catalog-table': return <CatalogTable key={`${route.ws}/${route.namespace.join('.')}/${route.table}`} ws={route.ws} namespace={route.namespace} name={route.table} />;
@@ -83,7 +85,7 @@ const TITLES: Record<Route['name'], string> = {
   home: 'Home', groups: 'Groups', clients: 'OAuth clients', audit: 'Audit log', members: 'Members', notfound: 'Not found', flows: 'Flows', 'flow-new': 'New flow', flow: 'Flow',
   executions: 'Executions', execution: 'Execution', apps: 'Apps', app: 'App', 'app-open': 'App',
   catalog: 'Catalog', 'catalog-table': 'Table', 'catalog-view': 'View',
-  sql: 'SQL console', engines: 'Engines', alerts: 'Alerts', alert: 'Alert', 'data-api': 'Data API',
+  sql: 'SQL console', engines: 'Engines', alerts: 'Alerts', alert: 'Alert', reports: 'Reports', report: 'Report', 'data-api': 'Data API',
 };
 
 const LAST_WS = 'svc-workspace';

@@ -22,6 +22,7 @@ export const WORKSPACE_SCREENS: WorkspaceScreen[] = [
   { key: 'apps', label: 'Apps', href: (ws) => href.apps(ws), min: 'ws_viewer', routes: ['apps', 'app', 'app-open'] },
   { key: 'engines', label: 'Engines', href: (ws) => href.engines(ws), min: 'ws_viewer', routes: ['engines'] },
   { key: 'alerts', label: 'Alerts', href: (ws) => href.alerts(ws), min: 'ws_viewer', routes: ['alerts', 'alert'] },
+  { key: 'reports', label: 'Reports', href: (ws) => href.reports(ws), min: 'ws_viewer', routes: ['reports', 'report'] },
   { key: 'data-api', label: 'Data API', href: (ws) => href.dataApi(ws), min: 'ws_viewer', routes: ['data-api'] },
   { key: 'catalog', label: 'Catalog', href: (ws) => href.catalog(ws), min: 'ws_viewer', routes: ['catalog', 'catalog-table', 'catalog-view'] },
   { key: 'sql', label: 'SQL', href: (ws) => href.sql(ws), min: 'ws_viewer', routes: ['sql'] },

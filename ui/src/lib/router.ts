@@ -26,6 +26,8 @@ export type Route =
   | { name: 'engines'; ws: string }
   | { name: 'alerts'; ws: string }
   | { name: 'alert'; ws: string; id?: string }
+  | { name: 'reports'; ws: string }
+  | { name: 'report'; ws: string; id?: string }
   | { name: 'data-api'; ws: string }
   | { name: 'catalog'; ws: string; query: URLSearchParams }
   | { name: 'catalog-table' | 'catalog-view'; ws: string; namespace: string[]; table: string }
@@ -46,8 +48,9 @@ export function parseRoute(hash: string): Route {
   if (path === '/audit') return { name: 'audit', query };
   const parts = path.split('/').filter(Boolean).map(decode);
   if (parts[0] === 'workspaces' && parts.length === 3 && parts[2] === 'members') return { name: 'members', ws: parts[1] };
-  // The link in alert notifications (src/automation): `#/workspaces/<ws>/alerts/<id>`.
+  // The link in alert and report notifications (src/automation): `#/workspaces/<ws>/alerts/<id>`, `.../reports/<id>`.
   if (parts[0] === 'workspaces' && parts.length === 4 && parts[2] === 'alerts') return { name: 'alert', ws: parts[1], id: parts[3] };
+  if (parts[0] === 'workspaces' && parts.length === 4 && parts[2] === 'reports') return { name: 'report', ws: parts[1], id: parts[3] };
   if (parts[0] === 'w' && parts.length >= 3) {
     const ws = parts[1];
     const rest = parts.slice(2);
@@ -70,6 +73,10 @@ export function parseRoute(hash: string): Route {
     if (rest[0] === 'alerts') {
       if (rest.length === 1) return { name: 'alerts', ws };
       if (rest.length === 2) return { name: 'alert', ws, id: rest[1] === 'new' ? undefined : rest[1] };
+    }
+    if (rest[0] === 'reports') {
+      if (rest.length === 1) return { name: 'reports', ws };
+      if (rest.length === 2) return { name: 'report', ws, id: rest[1] === 'new' ? undefined : rest[1] };
     }
     if (rest[0] === 'data-api' && rest.length === 1) return { name: 'data-api', ws };
     if (rest[0] === 'catalog') {
@@ -113,6 +120,9 @@ export const href = {
   alerts: (ws: string) => `#/w/${e(ws)}/alerts`,
   alertNew: (ws: string) => `#/w/${e(ws)}/alerts/new`,
   alert: (ws: string, id: string) => `#/w/${e(ws)}/alerts/${e(id)}`,
+  reports: (ws: string) => `#/w/${e(ws)}/reports`,
+  reportNew: (ws: string) => `#/w/${e(ws)}/reports/new`,
+  report: (ws: string, id: string) => `#/w/${e(ws)}/reports/${e(id)}`,
   dataApi: (ws: string) => `#/w/${e(ws)}/data-api`,
   engines: (ws: string) => `#/w/${e(ws)}/engines`,
   apps: (ws: string) => `#/w/${e(ws)}/apps`,

@@ -1,5 +1,6 @@
-// One alert (`#/w/<ws>/alerts/<id>`, also the `#/workspaces/<ws>/alerts/<id>` link of its
-// notifications) or a new one (`.../alerts/new`): its state and since when, the facts, Run now
+// One alert or report (`#/w/<ws>/alerts/<id>`, `#/w/<ws>/reports/<id>`, also the
+// `#/workspaces/<ws>/{alerts,reports}/<id>` link of its notifications) or a new one
+// (`.../new`): its state and since when, the facts, Run now
 // (`POST .../run`, notifying as a scheduled run would), Edit and Delete for ws_editor, the signing
 // secret once after creation, and its history: evaluations (outcome, value, error, notification)
 // and deliveries (polled every 2 s for a while after Run now).
@@ -8,27 +9,29 @@ import { api, ok } from '../../api/client';
 import { Button, Table, useBusy, when } from '../../components/ui';
 import { may } from '../../lib/access';
 import { clearMessages, say, sayAfterNavigation } from '../../lib/messages';
-import { href } from '../../lib/router';
 import { reportTo, useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
 import { AlertForm } from './AlertForm';
-import { conditionText } from './alerts';
+import { KIND, conditionText, contentText, paths, type Kind } from './alerts';
 
 /** The signing secret of an alert just created, handed to its page once (never stored elsewhere). */
 let createdSecret = '';
 
 const show = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
-export function AlertPage({ ws, id }: { ws: string; id?: string }) {
+export function AlertPage({ ws, id, kind = 'alert' }: { ws: string; id?: string; kind?: Kind }) {
   const session = useSession();
+  const k = KIND[kind];
+  const p = paths(kind);
+  const title = kind === 'alert' ? 'Alert' : 'Report';
   const editor = may(session.me, ws, 'ws_editor');
   const [editing, setEditing] = useState(false);
   const [secret, setSecret] = useState(() => { const s = createdSecret; createdSecret = ''; return s; });
   const [follow, setFollow] = useState(0);
   const [busy, run] = useBusy();
-  const alert = useLoad(async () => (id ? ok(api.GET('/api/workspaces/{ws}/alerts/{id}', { params: { path: { ws, id } } })) : null), [ws, id]);
-  const evals = useLoad(async () => (id ? (await ok(api.GET('/api/workspaces/{ws}/alerts/{id}/evaluations', { params: { path: { ws, id }, query: { limit: 50 } } }))).evaluations : []), [ws, id]);
-  const deliveries = useLoad(async () => (id ? (await ok(api.GET('/api/workspaces/{ws}/alerts/{id}/deliveries', { params: { path: { ws, id } } }))).deliveries : []), [ws, id]);
+  const alert = useLoad(async () => (id ? ok(api.GET(p.one, { params: { path: { ws, id } } })) : null), [ws, id]);
+  const evals = useLoad(async () => (id ? (await ok(api.GET(p.evaluations, { params: { path: { ws, id }, query: { limit: 50 } } }))).evaluations : []), [ws, id]);
+  const deliveries = useLoad(async () => (id ? (await ok(api.GET(p.deliveries, { params: { path: { ws, id } } }))).deliveries : []), [ws, id]);
 
   // After Run now, follow the evaluation and its deliveries for a while (60 polls, two minutes).
   useEffect(() => {
@@ -38,19 +41,19 @@ export function AlertPage({ ws, id }: { ws: string; id?: string }) {
   }, [follow]);
 
   if (!id) {
-    if (!editor) return <><h1>New alert</h1><p>Creating alerts needs the ws_editor role.</p></>;
-    return <><h1>New alert</h1><AlertForm ws={ws} onSaved={(a) => { createdSecret = a.signing_secret ?? ''; sayAfterNavigation(`Created alert ${a.name}.`); location.hash = href.alert(ws, a.id); }} /></>;
+    if (!editor) return <><h1>New {k.one}</h1><p>Creating {k.many} needs the ws_editor role.</p></>;
+    return <><h1>New {k.one}</h1><AlertForm ws={ws} kind={kind} onSaved={(a) => { createdSecret = a.signing_secret ?? ''; sayAfterNavigation(`Created ${k.one} ${a.name}.`); location.hash = k.page(ws, a.id); }} /></>;
   }
   const a = alert.data;
-  if (!a) return alert.error ? <h1>Alert</h1> : <p aria-busy="true">Loading the alert…</p>;
+  if (!a) return alert.error ? <h1>{title}</h1> : <p aria-busy="true">Loading the {k.one}…</p>;
 
   const runNow = () => void run(async () => {
     clearMessages();
-    try { await ok(api.POST('/api/workspaces/{ws}/alerts/{id}/run', { params: { path: { ws, id } } })); say(`Evaluating ${a.name} now.`); setFollow(60); } catch (e) { reportTo(session)(e); }
+    try { await ok(api.POST(p.run, { params: { path: { ws, id } } })); say(`Evaluating ${a.name} now.`); setFollow(60); } catch (e) { reportTo(session)(e); }
   });
   const remove = () => void run(async () => {
-    if (!confirm(`Delete alert ${a.name}? Its history goes with it.`)) return;
-    try { await ok(api.DELETE('/api/workspaces/{ws}/alerts/{id}', { params: { path: { ws, id } } })); sayAfterNavigation(`Deleted alert ${a.name}.`); location.hash = href.alerts(ws); } catch (e) { reportTo(session)(e); }
+    if (!confirm(`Delete ${k.one} ${a.name}? Its history goes with it.`)) return;
+    try { await ok(api.DELETE(p.one, { params: { path: { ws, id } } })); sayAfterNavigation(`Deleted ${k.one} ${a.name}.`); location.hash = k.list(ws); } catch (e) { reportTo(session)(e); }
   });
 
   return (
@@ -62,13 +65,14 @@ export function AlertPage({ ws, id }: { ws: string; id?: string }) {
           <Button class="secondary outline" busy={busy} onClick={remove}>Delete</Button>
         </div> : null}
       </div>
-      <p id="alert-state" role="status" aria-live="polite">State: <span class={`state alert-${a.state}`}>{a.state}</span> since {when(a.state_since)}{a.enabled ? '' : ' (disabled)'}</p>
+      <p id={`${kind}-state`} role="status" aria-live="polite">State: <span class={`state alert-${a.state}`}>{a.state}</span> since {when(a.state_since)}{a.enabled ? '' : ' (disabled)'}</p>
       {secret ? <article class="secret-once" id="secret-panel"><label for="signing-secret">Signing secret (shown once: receivers verify Svc-Signature with it)</label><input id="signing-secret" readOnly value={secret} /><Button class="secondary" onClick={() => setSecret('')}>I have stored it</Button></article> : null}
-      {editing ? <AlertForm ws={ws} alert={a} onSaved={() => { setEditing(false); say(`Saved alert ${a.name}.`); void alert.reload(); }} /> : (
+      {editing ? <AlertForm ws={ws} kind={kind} alert={a} onSaved={() => { setEditing(false); say(`Saved ${k.one} ${a.name}.`); void alert.reload(); }} /> : (
         <dl class="facts">
           {a.description ? <><dt>Description</dt><dd>{a.description}</dd></> : null}
-          <dt>Condition</dt><dd><code>{conditionText(a.condition)}</code></dd>
-          <dt>SQL</dt><dd><code class="sql-snippet">{a.sql}</code> on {a.engine}</dd>
+          {kind === 'alert' ? <><dt>Condition</dt><dd><code>{conditionText(a.condition)}</code></dd></>
+            : <><dt>Content</dt><dd><code>{contentText(a.content)}</code></dd></>}
+          {a.sql ? <><dt>SQL</dt><dd><code class="sql-snippet">{a.sql}</code> on {a.engine}</dd></> : null}
           <dt>Schedule</dt><dd><code>{a.cron}</code> ({a.timezone}); next {when(a.next_fire_at) || '—'}</dd>
           <dt>Grace period</dt><dd>{a.grace_secs} s; last notified {when(a.last_notified_at) || 'never'}</dd>
           <dt>Recipients</dt><dd>{a.recipients.map((r) => `${r.type} ${r.target}`).join(', ')}</dd>
