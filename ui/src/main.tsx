@@ -11,33 +11,37 @@ import { isPlatformAdmin, SessionContext, type Session } from './lib/session';
 import { applyTheme, currentTheme, nextTheme } from './lib/theme';
 import { SignIn } from './screens/SignIn';
 import { Home } from './screens/Home';
-import { Groups } from './screens/Groups';
-import { Members } from './screens/Members';
-import { Clients } from './screens/Clients';
-import { Audit } from './screens/Audit';
-import { FlowList } from './screens/flows/FlowList';
-import { FlowPage } from './screens/flows/FlowPage';
-import { ExecutionList } from './screens/executions/ExecutionList';
-import { ExecutionPage } from './screens/executions/ExecutionPage';
-import { AppList } from './screens/apps/AppList';
-import { AppPage } from './screens/apps/AppPage';
-import { AppFrame } from './screens/apps/AppFrame';
-import { Triggers } from './screens/workspace/Triggers';
-import { SqlConsole } from './screens/sql/SqlConsole';
-import { Catalog } from './screens/catalog/Catalog';
-import { CatalogTable } from './screens/catalog/CatalogTable';
-import { CatalogView } from './screens/catalog/CatalogView';
-import { Engines } from './screens/engines/Engines';
-import { NamespaceFiles } from './screens/workspace/NamespaceFiles';
-import { Secrets } from './screens/workspace/Secrets';
-import { AlertList } from './screens/alerts/AlertList';
-import { DataApi } from './screens/dataapi/DataApi';
-import { AlertPage } from './screens/alerts/AlertPage';
-import { Connections } from './screens/governance/Connections';
-import { Policies } from './screens/governance/Policies';
-import { Tags } from './screens/governance/Tags';
 import { may } from './lib/access';
 import { WORKSPACE_SCREENS } from './nav';
+import { lazy, onLazyShown } from './lib/lazy';
+
+// Every screen but sign-in and home arrives when first shown (docs/ui.md "First load"): the first
+// load carries the shell only, and Vite puts each screen's code in its own hashed chunk.
+const Groups = lazy(() => import('./screens/Groups').then((m) => m.Groups));
+const Members = lazy(() => import('./screens/Members').then((m) => m.Members));
+const Clients = lazy(() => import('./screens/Clients').then((m) => m.Clients));
+const Audit = lazy(() => import('./screens/Audit').then((m) => m.Audit));
+const FlowList = lazy(() => import('./screens/flows/FlowList').then((m) => m.FlowList));
+const FlowPage = lazy(() => import('./screens/flows/FlowPage').then((m) => m.FlowPage));
+const ExecutionList = lazy(() => import('./screens/executions/ExecutionList').then((m) => m.ExecutionList));
+const ExecutionPage = lazy(() => import('./screens/executions/ExecutionPage').then((m) => m.ExecutionPage));
+const AppList = lazy(() => import('./screens/apps/AppList').then((m) => m.AppList));
+const AppPage = lazy(() => import('./screens/apps/AppPage').then((m) => m.AppPage));
+const AppFrame = lazy(() => import('./screens/apps/AppFrame').then((m) => m.AppFrame));
+const Triggers = lazy(() => import('./screens/workspace/Triggers').then((m) => m.Triggers));
+const SqlConsole = lazy(() => import('./screens/sql/SqlConsole').then((m) => m.SqlConsole));
+const Catalog = lazy(() => import('./screens/catalog/Catalog').then((m) => m.Catalog));
+const CatalogTable = lazy(() => import('./screens/catalog/CatalogTable').then((m) => m.CatalogTable));
+const CatalogView = lazy(() => import('./screens/catalog/CatalogView').then((m) => m.CatalogView));
+const Engines = lazy(() => import('./screens/engines/Engines').then((m) => m.Engines));
+const NamespaceFiles = lazy(() => import('./screens/workspace/NamespaceFiles').then((m) => m.NamespaceFiles));
+const Secrets = lazy(() => import('./screens/workspace/Secrets').then((m) => m.Secrets));
+const AlertList = lazy(() => import('./screens/alerts/AlertList').then((m) => m.AlertList));
+const DataApi = lazy(() => import('./screens/dataapi/DataApi').then((m) => m.DataApi));
+const AlertPage = lazy(() => import('./screens/alerts/AlertPage').then((m) => m.AlertPage));
+const Connections = lazy(() => import('./screens/governance/Connections').then((m) => m.Connections));
+const Policies = lazy(() => import('./screens/governance/Policies').then((m) => m.Policies));
+const Tags = lazy(() => import('./screens/governance/Tags').then((m) => m.Tags));
 
 type State =
   | { phase: 'loading' }
@@ -187,12 +191,17 @@ function App() {
     navigated();
     focusNext.current = true;
   }, [route]);
-  useEffect(() => {
-    if (!focusNext.current || state.phase !== 'signed-in') return;
-    focusNext.current = false;
+  // A screen still loading has no heading yet: focus moves when it arrives (onLazyShown).
+  const focusHeading = () => {
+    if (!focusNext.current) return;
     const h1 = document.querySelector<HTMLElement>('#main h1');
-    if (h1) { h1.tabIndex = -1; h1.focus(); }
-  });
+    if (!h1) return;
+    focusNext.current = false;
+    h1.tabIndex = -1;
+    h1.focus();
+  };
+  useEffect(() => { if (state.phase === 'signed-in') focusHeading(); });
+  useEffect(() => onLazyShown(focusHeading), []);
   useEffect(() => {
     if (state.phase === 'signed-in') document.title = `${TITLES[route.name]} · svc`;
   }, [route, state.phase]);
