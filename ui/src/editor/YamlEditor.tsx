@@ -1,5 +1,6 @@
 // The flow editor: CodeMirror 6 with YAML highlighting, line numbers, undo history, search-free
-// minimal setup, and the server's own validation (`POST .../flows/validate`) run as the user types
+// minimal setup, completion of keys and values from the flow model's JSON Schema (schemaComplete.ts),
+// and the server's own validation (`POST .../flows/validate`) run as the user types
 // (after a pause), its problems underlined on their lines and listed below the editor for screen
 // readers. Tab is left to move focus (no Tab indentation), so the editor never traps the keyboard.
 // CodeMirror injects its styles at run time: into a <style> element in a document, which the CSP
@@ -13,10 +14,14 @@ import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
 import { yaml } from '@codemirror/lang-yaml';
 import { linter, lintGutter, type Diagnostic } from '@codemirror/lint';
-import { autocompletion, type CompletionSource } from '@codemirror/autocomplete';
+import { autocompletion } from '@codemirror/autocomplete';
 import { unifiedMergeView } from '@codemirror/merge';
 import { locate } from './yamlPaths';
+import { schemaCompletion, type Schema } from './schemaComplete';
 import { editorTheme as theme, mountInShadow } from './mount';
+
+/** How many reported texts are remembered as possible echoes (a parent that never passes them back). */
+const MAX_ECHOES = 100;
 
 export interface Problem { path: string; message: string; line: number }
 
@@ -29,7 +34,8 @@ export interface YamlEditorProps {
   validate?(text: string): Promise<Array<{ path: string; message: string }>>;
   onProblems?(problems: Problem[]): void;
   onChange?(text: string): void;
-  complete?: CompletionSource;
+  /** The document's JSON Schema (asked for on the first completion): keys and values are completed from it. */
+  schema?(): Promise<Schema>;
   /** Shows the changes from this text (a revision diff), read-only. */
   original?: string;
   /** `text` for sources that are not YAML (an app's notebook source): no YAML highlighting. */
@@ -41,6 +47,8 @@ export function YamlEditor(props: YamlEditorProps) {
   const view = useRef<EditorView | null>(null);
   const latest = useRef(props);
   latest.current = props;
+  /** The texts the view reported through onChange that the parent has not passed back yet. */
+  const emitted = useRef<string[]>([]);
 
   useEffect(() => {
     const exts: Extension[] = [
@@ -50,10 +58,16 @@ export function YamlEditor(props: YamlEditorProps) {
       // (an aria-describedby could not reach the problems list outside the shadow root: that list
       // is a live region of its own)
       EditorView.contentAttributes.of({ 'aria-label': props.label, id: props.id }),
-      EditorView.updateListener.of((u) => { if (u.docChanged) latest.current.onChange?.(u.state.doc.toString()); }),
+      EditorView.updateListener.of((u) => {
+        if (!u.docChanged) return;
+        const text = u.state.doc.toString();
+        emitted.current.push(text);
+        if (emitted.current.length > MAX_ECHOES) emitted.current.shift();
+        latest.current.onChange?.(text);
+      }),
     ];
     if (props.readOnly) exts.push(EditorState.readOnly.of(true), EditorView.editable.of(false));
-    if (props.complete) exts.push(autocompletion({ override: [props.complete] }));
+    if (props.schema && !props.readOnly) exts.push(autocompletion({ override: [schemaCompletion(() => latest.current.schema!())] }));
     if (props.original !== undefined) exts.push(unifiedMergeView({ original: props.original, mergeControls: false, gutter: true }));
     if (props.validate) {
       exts.push(lintGutter(), linter(async (v) => {
@@ -76,10 +90,20 @@ export function YamlEditor(props: YamlEditorProps) {
     return () => { m.destroy(); view.current = null; };
   }, [props.readOnly, props.original]);
 
-  // A new value from outside (a loaded revision) replaces the text; typing does not come back here.
+  // The editor owns its text. A parent that keeps it (onChange -> state -> value) passes back what
+  // the view itself wrote, often late: Preact runs a render's pending effects at the start of the
+  // next render, so while keys arrive faster than renders, this effect sees an older text than the
+  // view's. Pushing that back replaced the whole document under the cursor (and the open option
+  // list), which reported a change, which rendered again: keys were lost and the page stalled. So
+  // a value the view wrote is an echo and ignored (the echoes come in the order written, so those
+  // before it go too); only another value (a loaded revision) replaces the text.
   useEffect(() => {
     const v = view.current;
-    if (v && v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
+    if (!v) return;
+    const echo = emitted.current.indexOf(props.value);
+    if (echo >= 0) { emitted.current.splice(0, echo + 1); return; }
+    emitted.current = [];
+    if (v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
   }, [props.value]);
 
   return <div ref={host} class="yaml-editor" data-editor={props.id} />;

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { Button, FormError, Table, useBusy, when } from '../../components/ui';
 import { Editor, type Problem } from '../../editor/lazy';
+import type { Schema } from '../../editor/schemaComplete';
 import { may } from '../../lib/access';
 import { clearMessages, say, sayAfterNavigation } from '../../lib/messages';
 import { href } from '../../lib/router';
@@ -41,6 +42,8 @@ export function FlowPage({ ws, namespace, id, tab }: { ws: string; namespace?: s
   useEffect(() => { if (flow.data) setText(flow.data.source); }, [flow.data]);
   useEffect(() => { document.title = `${isNew ? 'New flow' : `${namespace}.${id}`} · svc`; }, [namespace, id]);
 
+  // The flow model's JSON Schema, asked for once by the editor's completion (docs/ui.md).
+  const schema = async () => (await ok(api.GET('/workflows/v1/{ws}/flows/schema', { params: { path: { ws } } }))) as Schema;
   const validate = async (source: string) => (await ok(api.POST('/workflows/v1/{ws}/flows/validate', { params: { path: { ws } }, body: { source } as never }))).problems;
 
   const save = async () => {
@@ -100,7 +103,7 @@ export function FlowPage({ ws, namespace, id, tab }: { ws: string; namespace?: s
             <h2 id="h-source" class="visually-hidden">Source</h2>
             {flow.data ? <p class="hint">Revision {flow.data.revision}, saved {when(flow.data.updated_at)}{dirty ? ' · unsaved changes' : ''}</p> : null}
             <Editor id="flow-source" label="Flow source (YAML)" value={text} readOnly={!canEdit}
-              validate={validate} onProblems={setProblems} onChange={setText} />
+              validate={validate} schema={schema} onProblems={setProblems} onChange={setText} />
             <Problems problems={problems} />
             <FormError text={saveErr} />
             {canEdit ? <div class="row"><Button id="save-flow" busy={saving} onClick={save}>{isNew ? 'Create flow' : 'Save'}</Button></div> : <p class="hint">Your role in {ws} reads flows; ws_editor changes them.</p>}
