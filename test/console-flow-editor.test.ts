@@ -25,6 +25,9 @@ test('flow editor: task types and the properties of the task at the cursor are o
   const { page, errors } = await browser.newPage();
   await signIn(page, svc.base, undefined, '#/w/default/flows/new');
   await page.getByRole('heading', { name: 'New flow' }).waitFor();
+  // The shell moves focus to a screen's heading once the screen's chunk arrived: after that, or it
+  // would take the focus from the editor clicked below.
+  await page.waitForFunction(() => document.activeElement?.matches('#main h1'));
   // The served schema is the model's.
   const served = await page.evaluate(async () => (await fetch('/workflows/v1/default/flows/schema')).json());
   assert.deepEqual(served, flowJsonSchema());
