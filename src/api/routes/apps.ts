@@ -9,7 +9,7 @@ import { apiErrors, errorSchema, iso } from '../schemas.js';
 import { DomainError, forbidden, notFound, unauthorized } from '../../errors.js';
 import { appTickets } from '../apps-origin.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
-import { roleAtLeast } from '../../access/access.js';
+import { allows } from '../../access/access.js';
 import { AppStore, MAX_SOURCE_BYTES } from '../../apps/apps.js';
 import type { AppRow } from '../../db/app-types.js';
 
@@ -41,8 +41,7 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     };
     /** Viewers see published apps only; editors (and above) see drafts too. */
     const canEdit = (req: FastifyRequest) => {
-      const snap = req.accessSnapshot!;
-      return snap.platformAdmin || roleAtLeast(snap.workspaces.get(ws(req)), 'ws_editor');
+      return allows(req.accessSnapshot!, { workspace: ws(req), role: 'ws_editor' });
     };
     const out = (a: AppRow, editing: boolean) => ({
       id: a.id, name: a.name, description: a.description, created_at: a.created_at.toISOString(),
@@ -116,7 +115,7 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       if (!b) throw unauthorized('no app session: the app token has ended');
       if (b.mode !== 'edit') throw forbidden('only an edit session saves the draft');
       const snap = await s.access.forUser(b.userId);
-      if (!snap.user || !(snap.platformAdmin || roleAtLeast(snap.workspaces.get(b.workspace), 'ws_editor'))) throw forbidden(`requires ws_editor in workspace ${b.workspace}`);
+      if (!snap.user || !allows(snap, { workspace: b.workspace, role: 'ws_editor' })) throw forbidden(`requires ws_editor in workspace ${b.workspace}`);
       return out(await store().saveDraft(b.workspaceId, b.appId, req.body.source), true);
     });
 
