@@ -97,6 +97,8 @@ test('Catalog: namespace tree, tables and views, a table page with its query lin
 
   // The table page: columns, partitioning, snapshots newest first, properties.
   await page.getByRole('heading', { name: 'Table web.events', level: 1 }).waitFor();
+  // The heading shows while the table loads: wait for its columns before reading them.
+  await page.locator('#columns tbody tr').first().waitFor();
   assert.deepEqual(await page.locator('#columns tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('th, td')].map((c) => (c as HTMLElement).innerText))), [
     ['id', 'long', 'no', ''], ['ts', 'timestamptz', 'yes', 'when it happened'], ['tags', 'list<string>', 'yes', ''],
   ]);
