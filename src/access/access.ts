@@ -45,6 +45,11 @@ export function allows(a: AccessSnapshot, req: Requirement): boolean {
   return role !== undefined && PERMISSIONS[req.permission].includes(role);
 }
 
+/** The role a person acts with in a workspace: ws_admin for a platform administrator, else their grant (undefined without one). */
+export function roleOf(a: AccessSnapshot, workspace: string): WorkspaceRole | undefined {
+  return a.platformAdmin ? 'ws_admin' : a.workspaces.get(workspace);
+}
+
 export function permissionsOf(role: WorkspaceRole): Permission[] {
   return (Object.keys(PERMISSIONS) as Permission[]).filter((p) => PERMISSIONS[p].includes(role));
 }

@@ -11,6 +11,7 @@
 // 403 before any name inside it is looked up, so names never leak (Lakekeeper does the same).
 import type { Services } from '../services.js';
 import type { WorkspaceRole } from '../db/index.js';
+import { roleOf } from '../access/access.js';
 import type { CatalogPrincipal } from './gate.js';
 import { forbidden } from './errors.js';
 import { TtlCache } from '../util/ttl-cache.js';
@@ -100,7 +101,7 @@ export function personCaller(s: Services, person: { id: string; email: string },
     },
     subject: async (ws) => {
       const snap = await s.access.forUser(person.id);
-      const role = snap.platformAdmin ? 'ws_admin' : snap.workspaces.get(ws);
+      const role = roleOf(snap, ws);
       return { users: [person.email, ...subs], groups: snap.groups.map((g) => g.name), roles: role ? [role] : [] };
     },
   };

@@ -9,6 +9,7 @@ import { guard, requireUser } from '../plugins/auth.js';
 import { apiErrors, errorSchema, iso } from '../schemas.js';
 import { DomainError, notFound } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
+import { roleOf as actingRole } from '../../access/access.js';
 import { TtlCache } from '../../util/ttl-cache.js';
 import { queryService } from '../../queries/index.js';
 import { ended } from '../../queries/service.js';
@@ -74,7 +75,7 @@ export function queryRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     /** The caller's role in the workspace (a platform administrator acts as ws_admin). */
     const roleOf = (req: FastifyRequest, slug: string): QueryRole => {
       const snap = req.accessSnapshot!;
-      return snap.platformAdmin ? 'ws_admin' : snap.workspaces.get(slug)!;
+      return actingRole(snap, slug)!;
     };
     const viewerOf = (req: FastifyRequest, slug: string) => ({ userId: requireUser(req).userId, admin: roleOf(req, slug) === 'ws_admin' });
     const queries = () => queryService(ctx.services());
