@@ -85,6 +85,8 @@ test('Catalog: namespace tree, tables and views, a table page with its query lin
   await page.getByRole('heading', { name: 'Namespace hr' }).waitFor();
   await tree.locator('li[data-namespace="hr.eu"]').waitFor();
   assert.equal(await tree.getByRole('link', { name: 'hr', exact: true }).getAttribute('aria-current'), 'page');
+  // the heading shows while the namespace's tables load (a CI run read the list before they came)
+  await page.locator('#tables-list a', { hasText: 'teams' }).waitFor();
   assert.deepEqual(await page.locator('#tables-list a').allInnerTexts(), ['salaries', 'teams']);
   await page.locator('#no-views').waitFor();
   assert.match(await page.locator('#namespace-properties').innerText(), /owner\s+hr-team/);

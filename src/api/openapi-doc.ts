@@ -5,7 +5,10 @@
 //   routes/machines/policy.ts, idp/token-endpoint.ts);
 // - an operationId on every operation, derived from method and path, unique;
 // - the console's wildcard route as /ui/{path} (a parameter named `*` is not a valid name);
-// - /metrics answered as text/plain (Prometheus text exposition), not JSON.
+// - /metrics answered as text/plain (Prometheus text exposition), not JSON;
+// - the catalog's bodies with the Iceberg REST specification's schemas (catalog/openapi-spec.ts).
+import { withIcebergSchemas } from '../catalog/openapi-spec.js';
+
 type Json = Record<string, unknown>;
 type Requirement = Array<Record<string, string[]>>;
 
@@ -95,5 +98,6 @@ export function finishDocument({ openapiObject }: { openapiObject: Json }): Json
     }
   }
   doc.components = { ...doc.components, securitySchemes: SECURITY_SCHEMES };
+  withIcebergSchemas(doc as Parameters<typeof withIcebergSchemas>[0]);
   return doc;
 }
