@@ -24,11 +24,13 @@ after(async () => { await t.close(); });
 
 /** One poll round of RangerAdminRESTClient (secure mode): policies, tags, roles, user store, GDS. */
 async function pollRound(held: { policy: number; tag: number; role: number; userStore: number; gds: number }, activation: number) {
-  const common = `lastActivationTime=${activation}&pluginId=${encodeURIComponent(PLUGIN)}&clusterName=prod`;
+  const plugin = `lastActivationTime=${activation}&pluginId=${encodeURIComponent(PLUGIN)}`;
+  const common = `${plugin}&clusterName=prod`;
   const caps = 'pluginCapabilities=7ffff';
   const urls = [
     `/service/plugins/secure/policies/download/default?lastKnownVersion=${held.policy}&${common}&supportsPolicyDeltas=true&${caps}`,
-    `/service/tags/secure/download/default?lastKnownVersion=${held.tag}&${common}&supportsTagDeltas=true&${caps}`,
+    // The tag download is the one that sends no clusterName.
+    `/service/tags/secure/download/default?lastKnownVersion=${held.tag}&${plugin}&supportsTagDeltas=true&${caps}`,
     `/service/roles/secure/download/default?lastKnownRoleVersion=${held.role}&${common}&${caps}`,
     `/service/xusers/secure/download/default?lastKnownUserStoreVersion=${held.userStore}&${common}&${caps}`,
     `/service/gds/secure/download/default?lastKnownGdsVersion=${held.gds}&${common}&${caps}`,
@@ -47,6 +49,13 @@ test('a Ranger plugin\'s first round downloads everything; the next round at the
   assert.equal(sp.serviceName, 'default');
   assert.equal(sp.serviceDef.name, 'trino');
   assert.ok(sp.serviceDef.accessTypes.length > 0);
+  // The Trino definition's masks and row filters, so the plugin can apply policies of types 1 and 2.
+  assert.deepEqual(sp.serviceDef.dataMaskDef.accessTypes.map((a: { name: string }) => a.name), ['select']);
+  assert.deepEqual(sp.serviceDef.dataMaskDef.resources.map((r: { name: string }) => r.name), ['catalog', 'schema', 'table', 'column']);
+  const maskTypes = sp.serviceDef.dataMaskDef.maskTypes.map((m: { name: string }) => m.name);
+  for (const m of ['MASK', 'MASK_SHOW_LAST_4', 'MASK_SHOW_FIRST_4', 'MASK_HASH', 'MASK_NULL', 'MASK_NONE', 'MASK_DATE_SHOW_YEAR', 'CUSTOM']) assert.ok(maskTypes.includes(m), m);
+  assert.deepEqual(sp.serviceDef.rowFilterDef.resources.map((r: { name: string }) => r.name), ['catalog', 'schema', 'table']);
+  assert.deepEqual(sp.serviceDef.rowFilterDef.accessTypes.map((a: { name: string }) => a.name), ['select']);
   const rr = roles.json();
   assert.equal(rr.serviceName, 'default');
   assert.deepEqual(rr.rangerRoles.map((r: { name: string }) => r.name), ['ws_viewer', 'ws_editor', 'ws_admin']);
@@ -70,6 +79,11 @@ test('administrators see each plugin\'s last poll and held versions, and which l
   assert.equal(p.cluster_name, 'prod');
   assert.equal(p.policy_version_held, before.service.policy_version);
   assert.equal(p.lagging, false);
+  assert.equal(p.last_activation_time, new Date(1780000000000).toISOString(), 'lastActivationTime of the last round');
+  // A tag poll alone (Ranger's tag refresher runs on its own and sends no clusterName) keeps the cluster.
+  const tagOnly = await t.app.inject({ method: 'GET', url: `/service/tags/secure/download/default?lastKnownVersion=${p.tag_version_held}&lastActivationTime=1780000000500&pluginId=${encodeURIComponent(PLUGIN)}&supportsTagDeltas=true`, headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(tagOnly.statusCode, 304);
+  assert.equal((await admin.get('/api/workspaces/default/policy-plugins')).json().plugins[0].cluster_name, 'prod');
 
   const created = await admin.post('/api/workspaces/default/policies', { name: 'no pii', resources: { catalog: ['default'], schema: ['hr'], table: ['*'] }, deny: [{ roles: ['ws_viewer'], accesses: ['select'] }] });
   assert.equal(created.statusCode, 201, created.body);
@@ -92,6 +106,54 @@ test('without the token: 401; an unknown service: 404 for policies, never a 500'
   assert.equal(none.statusCode, 401);
   const unknown = await t.app.inject({ method: 'GET', url: '/service/plugins/secure/policies/download/nope?lastKnownVersion=-1', headers: { authorization: `Bearer ${TOKEN}` } });
   assert.equal(unknown.statusCode, 404);
+  // Ranger's body word for word: RangerServiceNotFoundException.throwExceptionIfServiceNotFound
+  // compares the start of the body with "\"RANGER_ERROR_SERVICE_NOT_FOUND: ServiceName=<name>\""
+  assert.ok(unknown.body.startsWith('"RANGER_ERROR_SERVICE_NOT_FOUND: ServiceName=nope"'), unknown.body);
+  assert.equal(JSON.parse(unknown.body), 'RANGER_ERROR_SERVICE_NOT_FOUND: ServiceName=nope');
   const bad = await t.app.inject({ method: 'GET', url: '/service/roles/secure/download/default?lastKnownRoleVersion=abc', headers: { authorization: `Bearer ${TOKEN}` } });
   assert.equal(bad.statusCode, 400);
+});
+
+test('column masks and row filters reach the plugin as Ranger policies of types 1 and 2', async () => {
+  const mask = await admin.post('/api/workspaces/default/policies', {
+    name: 'hash emails', resources: { catalog: ['default'], schema: ['crm'], table: ['people'], column: ['email'] },
+    masks: [{ roles: ['ws_viewer'], type: 'MASK_HASH' }, { groups: ['support'], type: 'CUSTOM', expression: "substr({col}, 1, 2) || '***'" }],
+  });
+  assert.equal(mask.statusCode, 201, mask.body);
+  assert.deepEqual(mask.json().masks[0], { users: [], groups: [], roles: ['ws_viewer'], type: 'MASK_HASH' });
+  const filter = await admin.post('/api/workspaces/default/policies', {
+    name: 'eu rows only', resources: { catalog: ['default'], schema: ['crm'], table: ['orders'] },
+    row_filters: [{ groups: ['eu-sales'], filter: "region = 'eu'" }],
+  });
+  assert.equal(filter.statusCode, 201, filter.body);
+
+  const res = await t.app.inject({ method: 'GET', url: '/service/plugins/secure/policies/download/default?lastKnownVersion=-1', headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(res.statusCode, 200);
+  const byName = new Map(res.json().policies.map((p: { name: string }) => [p.name, p]));
+  const m = byName.get('hash emails') as Record<string, unknown>;
+  assert.equal(m.policyType, 1);
+  assert.deepEqual(m.policyItems, []);
+  assert.deepEqual(m.dataMaskPolicyItems, [
+    { accesses: [{ type: 'select', isAllowed: true }], users: [], groups: [], roles: ['ws_viewer'], conditions: [], delegateAdmin: false, dataMaskInfo: { dataMaskType: 'MASK_HASH' } },
+    { accesses: [{ type: 'select', isAllowed: true }], users: [], groups: ['support'], roles: [], conditions: [], delegateAdmin: false, dataMaskInfo: { dataMaskType: 'CUSTOM', valueExpr: "substr({col}, 1, 2) || '***'" } },
+  ]);
+  const f = byName.get('eu rows only') as Record<string, unknown>;
+  assert.equal(f.policyType, 2);
+  assert.deepEqual(f.rowFilterPolicyItems, [{ accesses: [{ type: 'select', isAllowed: true }], users: [], groups: ['eu-sales'], roles: [], conditions: [], delegateAdmin: false, rowFilterInfo: { filterExpr: "region = 'eu'" } }]);
+  assert.equal((byName.get('no pii') as Record<string, unknown>).policyType, 0);
+
+  // One kind per policy; a mask names columns, a row filter names tables; CUSTOM needs its expression.
+  for (const [body, message] of [
+    [{ name: 'x', resources: { catalog: ['default'], schema: ['crm'], table: ['people'] }, masks: [{ roles: ['ws_viewer'], type: 'MASK' }] }, 'a mask policy names its columns: resources down to column'],
+    [{ name: 'x', resources: { catalog: ['default'], schema: ['crm'] }, row_filters: [{ roles: ['ws_viewer'], filter: 'true' }] }, 'a row filter policy names tables: resources down to table, no column'],
+    [{ name: 'x', resources: { catalog: ['default'], schema: ['crm'], table: ['t'], column: ['c'] }, masks: [{ roles: ['ws_viewer'], type: 'CUSTOM' }] }, 'masks[0]: a CUSTOM mask needs an expression'],
+    [{ name: 'x', resources: { catalog: ['default'], schema: ['crm'], table: ['t'], column: ['c'] }, masks: [{ roles: ['ws_viewer'], type: 'MASK_NULL' }], deny: [{ roles: ['ws_viewer'], accesses: ['select'] }] }, 'a policy holds one kind of item: allow and deny, masks, or row_filters'],
+    [{ name: 'x', resources: { catalog: ['default'], schema: ['crm'], table: ['t'], column: ['c'] }, masks: [{ type: 'MASK_NULL' }] }, 'masks[0] needs users, groups or roles'],
+  ] as const) {
+    const r = await admin.post('/api/workspaces/default/policies', body);
+    assert.equal(r.statusCode, 400, r.body);
+    assert.equal(r.json().message, message);
+  }
+  const unknownType = await admin.post('/api/workspaces/default/policies', { name: 'x', resources: { catalog: ['default'], schema: ['crm'], table: ['t'], column: ['c'] }, masks: [{ roles: ['ws_viewer'], type: 'MASK_ROT13' }] });
+  assert.equal(unknownType.statusCode, 400);
 });

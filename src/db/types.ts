@@ -152,6 +152,8 @@ export interface PoliciesTable {
   resources: ColumnType<unknown, string, string>;
   allow_items: ColumnType<unknown, string | undefined, string>;
   deny_items: ColumnType<unknown, string | undefined, string>;
+  mask_items: ColumnType<unknown, string | undefined, string>;
+  row_filter_items: ColumnType<unknown, string | undefined, string>;
   version: Generated<number>;
   created_by: string | null;
   created_at: CreatedAt;

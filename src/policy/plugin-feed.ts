@@ -65,7 +65,8 @@ export async function recordPoll(db: Db, p: Poll, now: Date): Promise<void> {
     WHERE (SELECT count(*) FROM policy_plugins WHERE workspace_id = ${ws.id}) < ${MAX_PLUGINS}
        OR EXISTS (SELECT 1 FROM policy_plugins WHERE workspace_id = ${ws.id} AND plugin_id = ${p.pluginId})
     ON CONFLICT (workspace_id, plugin_id) DO UPDATE SET
-      cluster_name = EXCLUDED.cluster_name,
+      -- Ranger's tag download sends no clusterName: it must not wipe the one the others sent.
+      cluster_name = CASE WHEN ${p.clusterName === undefined} THEN policy_plugins.cluster_name ELSE EXCLUDED.cluster_name END,
       ${sql.ref(`${p.kind}_version_held`)} = EXCLUDED.${sql.ref(`${p.kind}_version_held`)},
       ${sql.ref(`${p.kind}_polled_at`)} = EXCLUDED.${sql.ref(`${p.kind}_polled_at`)},
       last_activation_time = coalesce(EXCLUDED.last_activation_time, policy_plugins.last_activation_time),
@@ -74,6 +75,8 @@ export async function recordPoll(db: Db, p: Poll, now: Date): Promise<void> {
 
 export interface PluginView {
   plugin_id: string; cluster_name: string; last_poll_at: string;
+  /** The plugin's `lastActivationTime`: when it last activated a download (null: never said). */
+  last_activation_time: string | null;
   policy_version_held: number | null; tag_version_held: number | null; role_version_held: number | null;
   /** Versions behind the current policy and tag versions (null: never polled that kind). */
   policies_behind: number | null; tags_behind: number | null; lagging: boolean;
@@ -90,6 +93,7 @@ export async function listPlugins(db: Db, slug: string, current: { policy_versio
     const tagsBehind = tv === null ? null : Math.max(0, current.tag_version - tv);
     return {
       plugin_id: r.plugin_id, cluster_name: r.cluster_name, last_poll_at: r.last_poll_at.toISOString(),
+      last_activation_time: r.last_activation_time ? r.last_activation_time.toISOString() : null,
       policy_version_held: pv, tag_version_held: tv, role_version_held: r.role_version_held === null ? null : Number(r.role_version_held),
       policies_behind: policiesBehind, tags_behind: tagsBehind, lagging: (policiesBehind ?? 0) > 0 || (tagsBehind ?? 0) > 0,
     };

@@ -7,12 +7,16 @@ import type { Db } from '../db/index.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
-import { ACCESS_TYPES, RESOURCES, SERVICE_TYPE, serviceDef } from './service-def.js';
+import { ACCESS_TYPES, MASK_TYPES, RESOURCES, SERVICE_TYPE, serviceDef } from './service-def.js';
 import type { Actor } from '../access/actor.js';
 
 
 export type Resources = Partial<Record<string, string[]>>;
 export interface PolicyItem { users?: string[]; groups?: string[]; roles?: string[]; accesses: string[]; delegate_admin?: boolean }
+/** Who sees a column masked, and how (a Ranger mask type; `expression` for CUSTOM, `{col}` is the column). */
+export interface MaskItem { users?: string[]; groups?: string[]; roles?: string[]; type: string; expression?: string }
+/** Who sees only the rows `filter` (a SQL boolean expression) keeps. */
+export interface RowFilterItem { users?: string[]; groups?: string[]; roles?: string[]; filter: string }
 export interface PolicyInput {
   name: string;
   description?: string;
@@ -20,12 +24,14 @@ export interface PolicyInput {
   resources: Resources;
   allow?: PolicyItem[];
   deny?: PolicyItem[];
+  masks?: MaskItem[];
+  row_filters?: RowFilterItem[];
 }
 export interface TagInput { type: string; attributes?: Record<string, string>; resources: Resources }
 
 export interface PolicyView {
   id: string; guid: string; name: string; description: string; is_enabled: boolean;
-  resources: Record<string, string[]>; allow: PolicyItem[]; deny: PolicyItem[]; version: number;
+  resources: Record<string, string[]>; allow: PolicyItem[]; deny: PolicyItem[]; masks: MaskItem[]; row_filters: RowFilterItem[]; version: number;
   created_at: Date; updated_at: Date;
 }
 export interface TagView { id: string; guid: string; type: string; attributes: Record<string, string>; resources: Record<string, string[]>; created_at: Date }
@@ -55,11 +61,36 @@ function checkItems(items: PolicyItem[] | undefined, what: string): PolicyItem[]
     const accesses = [...new Set(it.accesses)];
     if (accesses.length === 0) throw badRequest(`${what}[${i}] needs at least one access`);
     for (const a of accesses) if (!(ACCESS_TYPES as readonly string[]).includes(a)) throw badRequest(`${what}[${i}]: unknown access "${a}": use ${ACCESS_TYPES.join(', ')}`);
-    const users = it.users ?? [];
-    const groups = it.groups ?? [];
-    const roles = it.roles ?? [];
-    if (users.length + groups.length + roles.length === 0) throw badRequest(`${what}[${i}] needs users, groups or roles`);
-    return { users, groups, roles, accesses, delegate_admin: it.delegate_admin ?? false };
+    return { ...principals(it, `${what}[${i}]`), accesses, delegate_admin: it.delegate_admin ?? false };
+  });
+}
+
+/** The named principals of an item: at least one user, group or role. */
+function principals(it: { users?: string[]; groups?: string[]; roles?: string[] }, where: string) {
+  const users = it.users ?? [];
+  const groups = it.groups ?? [];
+  const roles = it.roles ?? [];
+  if (users.length + groups.length + roles.length === 0) throw badRequest(`${where} needs users, groups or roles`);
+  return { users, groups, roles };
+}
+
+function checkMasks(items: MaskItem[] | undefined): MaskItem[] {
+  return (items ?? []).map((it, i) => {
+    const who = principals(it, `masks[${i}]`);
+    if (!MASK_TYPES.some((m) => m.name === it.type)) throw badRequest(`masks[${i}]: unknown mask type "${it.type}": use ${MASK_TYPES.map((m) => m.name).join(', ')}`);
+    const expression = it.expression?.trim() ?? '';
+    if (it.type === 'CUSTOM' && expression === '') throw badRequest(`masks[${i}]: a CUSTOM mask needs an expression`);
+    if (it.type !== 'CUSTOM' && expression !== '') throw badRequest(`masks[${i}]: only a CUSTOM mask takes an expression`);
+    return { ...who, type: it.type, ...(expression ? { expression } : {}) };
+  });
+}
+
+function checkRowFilters(items: RowFilterItem[] | undefined): RowFilterItem[] {
+  return (items ?? []).map((it, i) => {
+    const who = principals(it, `row_filters[${i}]`);
+    const filter = it.filter.trim();
+    if (filter === '') throw badRequest(`row_filters[${i}] needs a filter expression`);
+    return { ...who, filter };
   });
 }
 
@@ -85,10 +116,11 @@ async function bump(tx: Db, workspaceId: string, which: 'policy' | 'tag', now: D
 
 const policyView = (r: {
   id: string; guid: string; name: string; description: string; is_enabled: boolean; resources: unknown;
-  allow_items: unknown; deny_items: unknown; version: number; created_at: Date; updated_at: Date;
+  allow_items: unknown; deny_items: unknown; mask_items: unknown; row_filter_items: unknown; version: number; created_at: Date; updated_at: Date;
 }): PolicyView => ({
   id: r.id, guid: r.guid, name: r.name, description: r.description, is_enabled: r.is_enabled,
   resources: r.resources as Record<string, string[]>, allow: r.allow_items as PolicyItem[], deny: r.deny_items as PolicyItem[],
+  masks: r.mask_items as MaskItem[], row_filters: r.row_filter_items as RowFilterItem[],
   version: r.version, created_at: r.created_at, updated_at: r.updated_at,
 });
 
@@ -104,13 +136,23 @@ export async function listPolicies(db: Db, slug: string): Promise<PolicyView[]> 
   return rows.map(policyView);
 }
 
-/** The validated resources and items of a policy; at least one allow or deny item. */
+/**
+ * The validated resources and items of a policy. A policy is of one kind, as in Ranger: access
+ * (allow and deny items), column mask (masks; resources down to one column) or row filter
+ * (row_filters; resources down to the table, no column).
+ */
 function checkPolicyInput(input: PolicyInput) {
   const resources = checkResources(input.resources);
   const allow = checkItems(input.allow, 'allow');
   const deny = checkItems(input.deny, 'deny');
-  if (allow.length + deny.length === 0) throw badRequest('a policy needs at least one allow or deny item');
-  return { resources, allow, deny };
+  const masks = checkMasks(input.masks);
+  const rowFilters = checkRowFilters(input.row_filters);
+  const kinds = [allow.length + deny.length > 0, masks.length > 0, rowFilters.length > 0].filter(Boolean).length;
+  if (kinds === 0) throw badRequest('a policy needs at least one allow, deny, mask or row filter item');
+  if (kinds > 1) throw badRequest('a policy holds one kind of item: allow and deny, masks, or row_filters');
+  if (masks.length > 0 && resources.column === undefined) throw badRequest('a mask policy names its columns: resources down to column');
+  if (rowFilters.length > 0 && (resources.table === undefined || resources.column !== undefined)) throw badRequest('a row filter policy names tables: resources down to table, no column');
+  return { resources, items: { allow_items: JSON.stringify(allow), deny_items: JSON.stringify(deny), mask_items: JSON.stringify(masks), row_filter_items: JSON.stringify(rowFilters) } };
 }
 
 function parsePolicyId(id: string): string {
@@ -119,13 +161,13 @@ function parsePolicyId(id: string): string {
 }
 
 export async function createPolicy(db: Db, actor: Actor, slug: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
-  const { resources, allow, deny } = checkPolicyInput(input);
+  const { resources, items } = checkPolicyInput(input);
   return db.transaction().execute(async (tx) => {
     const ws = await workspaceOf(tx, slug);
     try {
       const r = await tx.insertInto('policies').values({
         workspace_id: ws.id, name: input.name.trim(), description: input.description ?? '', is_enabled: input.is_enabled ?? true,
-        resources: JSON.stringify(resources), allow_items: JSON.stringify(allow), deny_items: JSON.stringify(deny),
+        resources: JSON.stringify(resources), ...items,
         created_by: actor.id, created_at: now, updated_at: now,
       }).returningAll().executeTakeFirstOrThrow();
       const v = await bump(tx, ws.id, 'policy', now);
@@ -140,13 +182,13 @@ export async function createPolicy(db: Db, actor: Actor, slug: string, input: Po
 
 export async function updatePolicy(db: Db, actor: Actor, slug: string, id: string, input: PolicyInput, now: Date): Promise<PolicyView & { policy_version: number }> {
   parsePolicyId(id);
-  const { resources, allow, deny } = checkPolicyInput(input);
+  const { resources, items } = checkPolicyInput(input);
   return db.transaction().execute(async (tx) => {
     const ws = await workspaceOf(tx, slug);
     try {
       const r = await tx.updateTable('policies').set({
         name: input.name.trim(), description: input.description ?? '', is_enabled: input.is_enabled ?? true,
-        resources: JSON.stringify(resources), allow_items: JSON.stringify(allow), deny_items: JSON.stringify(deny),
+        resources: JSON.stringify(resources), ...items,
         version: sql`version + 1`, updated_at: now,
       }).where('workspace_id', '=', ws.id).where('id', '=', id).returningAll().executeTakeFirst();
       if (!r) throw notFound(`policy does not exist: ${id}`);
@@ -224,6 +266,18 @@ function rangerItems(items: PolicyItem[]) {
   }));
 }
 
+// Masks and row filters apply on select (the only access type of Ranger's Trino mask and
+// row-filter definitions).
+const rangerSelectItem = (it: { users?: string[]; groups?: string[]; roles?: string[] }) => ({
+  accesses: [{ type: 'select', isAllowed: true }], users: it.users ?? [], groups: it.groups ?? [], roles: it.roles ?? [], conditions: [], delegateAdmin: false,
+});
+const rangerMaskItems = (items: MaskItem[]) => items.map((it) => ({
+  ...rangerSelectItem(it), dataMaskInfo: { dataMaskType: it.type, ...(it.expression ? { valueExpr: it.expression } : {}) },
+}));
+const rangerRowFilterItems = (items: RowFilterItem[]) => items.map((it) => ({ ...rangerSelectItem(it), rowFilterInfo: { filterExpr: it.filter } }));
+/** Ranger's policyType: 0 access, 1 data mask, 2 row filter. */
+const policyType = (p: PolicyView) => (p.masks.length > 0 ? 1 : p.row_filters.length > 0 ? 2 : 0);
+
 interface ServiceRow { id: string; slug: string; policy_version: number; policy_update_time: Date | null; tag_version: number; tag_update_time: Date | null; created_at: Date }
 
 /** Every workspace is a policy service; numeric service ids follow workspace creation order. */
@@ -265,10 +319,10 @@ export async function downloadPolicies(db: Db, service: string, lastKnownVersion
   const rows = await db.selectFrom('policies').selectAll().where('workspace_id', '=', ws.id).orderBy('id').execute();
   const policies = rows.map(policyView).map((p) => ({
     id: Number(p.id), guid: p.guid, isEnabled: p.is_enabled, version: p.version, service: service, name: p.name,
-    policyType: 0, policyPriority: 0, description: p.description, isAuditEnabled: true,
+    policyType: policyType(p), policyPriority: 0, description: p.description, isAuditEnabled: true,
     resources: rangerResources(p.resources), additionalResources: [],
     policyItems: rangerItems(p.allow), denyPolicyItems: rangerItems(p.deny), allowExceptions: [], denyExceptions: [],
-    dataMaskPolicyItems: [], rowFilterPolicyItems: [], serviceType: SERVICE_TYPE, options: {}, validitySchedules: [],
+    dataMaskPolicyItems: rangerMaskItems(p.masks), rowFilterPolicyItems: rangerRowFilterItems(p.row_filters), serviceType: SERVICE_TYPE, options: {}, validitySchedules: [],
     policyLabels: [], zoneName: '', isDenyAllElse: false, createTime: ms(p.created_at), updateTime: ms(p.updated_at),
   }));
   return {

@@ -20,7 +20,7 @@ import {
 } from '../../../policy/policies.js';
 import { downloadGds, downloadRoles, downloadUserStore, listPlugins, recordPoll } from '../../../policy/plugin-feed.js';
 import type { Db } from '../../../db/index.js';
-import { ACCESS_TYPES, RESOURCES } from '../../../policy/service-def.js';
+import { ACCESS_TYPES, MASK_TYPES, RESOURCES } from '../../../policy/service-def.js';
 
 function presentedToken(authorization: string | undefined): string | null {
   const bearer = bearerToken(authorization);
@@ -88,13 +88,23 @@ function pluginApi(ctx: AppContext): FastifyPluginAsyncZod {
         app.get(url, {
           schema: {
             tags: ['policy service'], summary, params: serviceParams, querystring: downloadQuery.extend({ [versionParam]: z.coerce.number().int().optional() }),
-            response: { 200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), ...errors },
+            response: {
+              200: rangerLoose, 304: z.null().meta({ description: 'not modified' }), 401: errorSchema,
+              // a service that does not exist answers Ranger's message; with policy_service.enabled
+              // false the route itself is not there, answered in the service's own shape
+              404: z.union([
+                z.string().meta({ description: 'the service does not exist: Ranger\'s message as a JSON string, "RANGER_ERROR_SERVICE_NOT_FOUND: ServiceName=<service>"' }),
+                errorSchema,
+              ]),
+            },
           },
         }, async (req, reply) => {
           const s = ctx.services();
           const q = req.query as Record<string, unknown>;
           const d = await download(s.db, req.params.service, lastKnown(q, versionParam));
-          if (d.kind === 'unknown') return reply.status(404).send(errorBody(404, `policy service does not exist: ${req.params.service}`));
+          // Ranger's own answer for a service it does not know, word for word: the plugin drops its
+          // cached policies only when the 404 body starts with it (RangerServiceNotFoundException).
+          if (d.kind === 'unknown') return reply.status(404).type('application/json').send(JSON.stringify(rangerServiceNotFound(req.params.service)));
           if (kind && typeof q.pluginId === 'string' && q.pluginId !== '') {
             await recordPoll(s.db, {
               service: req.params.service, pluginId: q.pluginId.slice(0, 255), clusterName: typeof q.clusterName === 'string' ? q.clusterName.slice(0, 255) : undefined,
@@ -109,15 +119,27 @@ function pluginApi(ctx: AppContext): FastifyPluginAsyncZod {
   };
 }
 
+/** Ranger's message for an unknown service (RangerServiceNotFoundException.buildExceptionMsg). */
+export const rangerServiceNotFound = (service: string) => `RANGER_ERROR_SERVICE_NOT_FOUND: ServiceName=${service}`;
+
 const resourcesSchema = z.object(Object.fromEntries(RESOURCES.map((r) => [r, z.array(z.string().min(1).max(1024)).min(1).max(1000).optional()])) as Record<(typeof RESOURCES)[number], z.ZodOptional<z.ZodArray<z.ZodString>>>)
   .strict().meta({ description: 'resource values per level (catalog > schema > table > column); `*` and `?` are wildcards' });
-const itemSchema = z.object({
+const principalsSchema = {
   users: z.array(z.string().min(1).max(255)).max(1000).optional(),
   groups: z.array(z.string().min(1).max(255)).max(1000).optional(),
   roles: z.array(z.string().min(1).max(255)).max(1000).optional(),
+};
+const itemSchema = z.object({
+  ...principalsSchema,
   accesses: z.array(z.enum(ACCESS_TYPES)).min(1),
   delegate_admin: z.boolean().optional(),
 }).strict();
+const maskSchema = z.object({
+  ...principalsSchema,
+  type: z.enum(MASK_TYPES.map((m) => m.name) as [string, ...string[]]),
+  expression: z.string().max(4000).optional().meta({ description: 'CUSTOM only: a SQL expression, `{col}` is the column' }),
+}).strict();
+const rowFilterSchema = z.object({ ...principalsSchema, filter: z.string().min(1).max(4000).meta({ description: 'a SQL boolean expression over the table' }) }).strict();
 const policyBody = z.object({
   name: z.string().min(1).max(255),
   description: z.string().max(4000).optional(),
@@ -125,12 +147,15 @@ const policyBody = z.object({
   resources: resourcesSchema,
   allow: z.array(itemSchema).max(100).optional(),
   deny: z.array(itemSchema).max(100).optional(),
+  masks: z.array(maskSchema).max(100).optional().meta({ description: 'a column mask policy (resources down to column): who sees the column masked, and how' }),
+  row_filters: z.array(rowFilterSchema).max(100).optional().meta({ description: 'a row filter policy (resources down to table): who sees only the rows the filter keeps' }),
 }).strict();
 const itemOut = z.object({ users: z.array(z.string()).optional(), groups: z.array(z.string()).optional(), roles: z.array(z.string()).optional(), accesses: z.array(z.string()), delegate_admin: z.boolean().optional() });
 const policySchema = z.object({
   id: z.string(), guid: z.string(), name: z.string(), description: z.string(), is_enabled: z.boolean(),
   resources: z.record(z.string(), z.array(z.string())),
   allow: z.array(itemOut), deny: z.array(itemOut),
+  masks: z.array(maskSchema), row_filters: z.array(rowFilterSchema),
   version: z.number(), created_at: z.string(), updated_at: z.string(),
 });
 const tagSchema = z.object({ id: z.string(), guid: z.string(), type: z.string(), attributes: z.record(z.string(), z.string()), resources: z.record(z.string(), z.array(z.string())), created_at: z.string() });
@@ -191,7 +216,7 @@ function adminApi(ctx: AppContext): FastifyPluginAsyncZod {
           200: z.object({
             service,
             plugins: z.array(z.object({
-              plugin_id: z.string(), cluster_name: z.string(), last_poll_at: z.string(),
+              plugin_id: z.string(), cluster_name: z.string(), last_poll_at: z.string(), last_activation_time: z.string().nullable(),
               policy_version_held: z.number().nullable(), tag_version_held: z.number().nullable(), role_version_held: z.number().nullable(),
               policies_behind: z.number().nullable(), tags_behind: z.number().nullable(), lagging: z.boolean(),
             })),

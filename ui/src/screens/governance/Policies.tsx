@@ -18,11 +18,21 @@ import { PolicyForm, type Policy } from './PolicyForm';
 
 type Plugins = Body<'/api/workspaces/{ws}/policy-plugins', 'get'>['plugins'];
 
-const principals = (i: Policy['allow'][number]) => [...(i.users ?? []), ...(i.groups ?? []).map((g) => `group ${g}`), ...(i.roles ?? []).map((r) => `role ${r}`)].join(', ');
+const principals = (i: { users?: string[]; groups?: string[]; roles?: string[] }) => [...(i.users ?? []), ...(i.groups ?? []).map((g) => `group ${g}`), ...(i.roles ?? []).map((r) => `role ${r}`)].join(', ');
 function Items({ items }: { items: Policy['allow'] }) {
   if (items.length === 0) return <span class="muted">none</span>;
   return <ul class="plain">{items.map((i, n) => <li key={n}>{principals(i)}: <strong>{i.accesses.join(', ')}</strong>{i.delegate_admin ? ' (delegate admin)' : ''}</li>)}</ul>;
 }
+/** Column masks and row filters (written through the API; the editor writes access policies). */
+function MaskAndFilterItems({ p }: { p: Policy }) {
+  return (
+    <ul class="plain">
+      {p.masks.map((m, n) => <li key={`m${n}`}>{principals(m)}: mask <strong>{m.type}</strong>{m.expression ? <> <code>{m.expression}</code></> : null}</li>)}
+      {p.row_filters.map((f, n) => <li key={`f${n}`}>{principals(f)}: only rows where <code>{f.filter}</code></li>)}
+    </ul>
+  );
+}
+const accessPolicy = (p: Policy) => p.masks.length + p.row_filters.length === 0;
 
 export function Policies({ ws }: { ws: string }) {
   const session = useSession();
@@ -68,17 +78,16 @@ export function Policies({ ws }: { ws: string }) {
       {d === undefined ? (list.error ? null : <p aria-busy="true">Loading policies…</p>) : d === 'off' || d === null ? <ServiceOff /> : <>
         <p id="service-versions">Policy service <code>{d.service.name}</code>: policy version {d.service.policy_version}, tag version {d.service.tag_version}.</p>
         {d.policies.length === 0 ? <p class="empty" id="no-policies">No policies yet.</p> : (
-          <Table caption="Access policies" headers={['Policy', 'Resources', 'Allow', 'Deny', 'Version', 'Changed', 'Actions']} id="policies-table">
+          <Table caption="Access policies, column masks and row filters" headers={['Policy', 'Resources', 'Allow', 'Deny', 'Version', 'Changed', 'Actions']} id="policies-table">
             {d.policies.map((p) => (
               <tr key={p.id} data-policy={p.name}>
                 <th scope="row">{p.name}{p.is_enabled ? null : <> <span class="badge">disabled</span></>}{p.description ? <div class="muted"><small>{p.description}</small></div> : null}</th>
                 <td>{resourceSummary(p.resources)}</td>
-                <td><Items items={p.allow} /></td>
-                <td><Items items={p.deny} /></td>
+                {accessPolicy(p) ? <><td><Items items={p.allow} /></td><td><Items items={p.deny} /></td></> : <td colSpan={2}><MaskAndFilterItems p={p} /></td>}
                 <td class="num">{p.version}</td>
                 <td>{when(p.updated_at)}</td>
                 <td class="actions">
-                  <Button class="secondary small" aria-label={`Edit ${p.name}`} onClick={() => edit(p)}>Edit</Button>
+                  {accessPolicy(p) ? <Button class="secondary small" aria-label={`Edit ${p.name}`} onClick={() => edit(p)}>Edit</Button> : <span class="muted"><small>edited through the API</small></span>}
                   <Button class="danger small" busy={busy} aria-label={`Delete ${p.name}`} onClick={() => remove(p)}>Delete</Button>
                 </td>
               </tr>
