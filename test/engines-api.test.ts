@@ -142,10 +142,35 @@ describe('engines on local_container (no worker: transitions wait in the queue)'
     const ids = (await t.services.queues.get(QUEUE.engines).getJobs(['waiting'])).map((j) => j.id).sort();
     assert.equal(ids.length, 3, 'one job per change of what is wanted');
   });
+
+  test('bad input is a 400 naming what is wrong, at create and explain; a workspace has at most 50 engines', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ ...TRINO, name: 'Ad Hoc' }, 'engine name must be 1-40 characters: a lower-case letter, then lower-case letters, digits and -'],
+      [{ ...TRINO, resources: { cpu: 'lots' } }, 'resources.cpu must be cores (2, 0.5) or millicores (500m)'],
+      [{ ...TRINO, resources: { memory: '4GB' } }, 'resources.memory must be Mi or Gi (4Gi, 512Mi)'],
+      [{ ...TRINO, image: 'trinodb/trino@sha256:abc' }, 'image trinodb/trino@sha256:abc: the digest must be sha256:<64 lower-case hex digits>'],
+    ];
+    for (const [body, message] of cases) {
+      for (const path of [URL_, `${URL_}/explain`]) {
+        const res = await admin.post(path, body);
+        assert.equal(res.statusCode, 400, `${path} ${JSON.stringify(body)}: ${res.body}`);
+        assert.equal(res.json().message, message, path);
+      }
+    }
+    const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+    const have = (await t.services.db.selectFrom('engines').select('id').where('workspace_id', '=', ws.id).execute()).length;
+    await t.services.db.insertInto('engines').values(Array.from({ length: 50 - have }, (_, i) => ({
+      workspace_id: ws.id, name: `filler-${i}`, kind: 'trino', image: 'docker.io/trinodb/trino:476', resources: JSON.stringify({ cpu: '2', memory: '4Gi' }),
+      provisioner: 'local_container', state: 'stopped', desired: 'stopped', config_hash: 'h', idp_issuer: 'http://issuer',
+    })) as never).execute();
+    const full = await admin.post(URL_, { ...TRINO, name: 'one-more' });
+    assert.equal(full.statusCode, 409);
+    assert.deepEqual(full.json(), { error: 'conflict', message: 'a workspace has at most 50 engines' });
+  });
 });
 
 describe('engines refused for missing wiring', () => {
-  test('local_container without callback_url, and without secrets.master_key, is disabled with the reason', async () => {
+  test('no callback for engines (unset, or loopback), or no secrets.master_key: disabled with the reason', async () => {
     const { SVC_ENGINES__LOCAL_CONTAINER__CALLBACK_URL: _c, ...noCallback } = LOCAL;
     const t = await startTestApp(noCallback);
     try {
@@ -153,6 +178,22 @@ describe('engines refused for missing wiring', () => {
       const res = (await browser.post(URL_, TRINO)).json();
       assert.deepEqual(res, { error: 'disabled', message: 'engines.local_container.callback_url is unset: engine containers could not reach this service' });
     } finally { await t.close(); }
+    // catalog.public_url's default, http://localhost:8080, is the pod itself from inside a pod
+    const t1 = await startTestApp({ SVC_ENGINES__PROVISIONER: 'cluster', SVC_SECRETS__MASTER_KEY: MASTER_KEY });
+    try {
+      const { browser } = await signInAdmin(t1);
+      for (const path of [URL_, `${URL_}/explain`]) {
+        assert.deepEqual((await browser.post(path, TRINO)).json(), { error: 'disabled', message: 'catalog.public_url is http://localhost:8080, a loopback address: engine pods could not reach this service; set it to this service\'s address as they see it' });
+      }
+      t1.services.config.catalog.public_url = '';
+      assert.deepEqual((await browser.post(URL_, TRINO)).json(), { error: 'disabled', message: 'catalog.public_url is unset: engine pods could not reach this service' });
+      assert.deepEqual((await browser.get(URL_)).json().engines, [], 'nothing was recorded');
+    } finally { await t1.close(); }
+    const t3 = await startTestApp({ ...LOCAL, SVC_ENGINES__LOCAL_CONTAINER__CALLBACK_URL: 'http://127.0.0.1:8080' });
+    try {
+      const { browser } = await signInAdmin(t3);
+      assert.equal((await browser.post(URL_, TRINO)).json().message, 'engines.local_container.callback_url is http://127.0.0.1:8080, a loopback address: engine containers could not reach this service; set it to this service\'s address as they see it');
+    } finally { await t3.close(); }
     const { SVC_SECRETS__MASTER_KEY: _k, ...noKey } = LOCAL;
     const t2 = await startTestApp(noKey);
     try {

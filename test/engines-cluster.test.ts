@@ -9,6 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { selfSignedCert } from './helpers/tls.js';
 import { startTestApp, type TestApp, Browser } from './helpers/app.js';
 import { signInAdmin, waitFor } from './helpers/workflow.js';
 import { startFakeKubernetesObjects, type FakeKubernetesObjects } from './helpers/fake-k8s-objects.js';
@@ -69,6 +73,17 @@ describe('cluster engines against the in-test Kubernetes API server', () => {
     const secret = k8s.get('secrets', NS, `${name}-client`);
     assert.match(Buffer.from(secret.data.SVC_ENGINE_CLIENT_SECRET, 'base64').toString(), /^svcs_/);
     assert.ok(!JSON.stringify(cm).includes('svcs_'), 'the secret is not in the ConfigMap');
+    // The engine's own OAuth client, as its Iceberg catalog uses it: client credentials with the
+    // rendered scope against /oauth/token give a token for the catalog's audience and workspace.
+    const clientSecret = Buffer.from(secret.data.SVC_ENGINE_CLIENT_SECRET, 'base64').toString();
+    assert.match(cm.data['catalog__iceberg.properties'], /^iceberg\.rest-catalog\.oauth2\.scope=audience:svc-catalog$/m);
+    const granted = await t.app.inject({
+      method: 'POST', url: '/oauth/token', payload: `grant_type=client_credentials&scope=${encodeURIComponent('audience:svc-catalog')}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${e.oauth_client_id}:${clientSecret}`).toString('base64')}` },
+    });
+    assert.equal(granted.statusCode, 200, granted.body);
+    const claims = JSON.parse(Buffer.from(granted.json().access_token.split('.')[1], 'base64url').toString());
+    assert.deepEqual([[claims.aud].flat(), claims.iss, claims.workspace, claims.client_id], [['svc-catalog'], 'https://svc.example.test', 'default', e.oauth_client_id]);
     const svc = k8s.get('services', NS, name);
     assert.deepEqual(svc.spec.selector, { 'svc.component': 'engine', 'svc.engine-id': e.id });
     assert.deepEqual(svc.spec.ports, [{ name: 'http', port: 8080, targetPort: 8080 }]);
@@ -105,6 +120,20 @@ describe('cluster engines against the in-test Kubernetes API server', () => {
     assert.deepEqual(await reconcileEngines(t.services, p), { orphans: [], reprovisioned: ['adhoc'], drifted: [] });
     await state('running');
     assert.equal(k8s.get('deployments', NS, name).metadata.labels['svc.config-hash'], e.config_hash, 'the Deployment is back');
+
+    // The service's settings changed since the engine was provisioned (its callback URL): what it
+    // would render now differs from its objects' hash, as Compose finds a changed file.
+    const url = t.services.config.catalog.public_url;
+    t.services.config.catalog.public_url = 'https://svc-moved.example.test';
+    try {
+      assert.deepEqual(await reconcileEngines(t.services, p), { orphans: [], reprovisioned: [], drifted: [name] });
+      const x = (await admin.post(`${URL_}/explain`, { name: 'adhoc', kind: 'trino', resources: { cpu: '1', memory: '2Gi' } })).json();
+      assert.equal(x.action, 'replace');
+      assert.ok(x.diff.includes('+ catalog/iceberg.properties: iceberg.rest-catalog.uri=https://svc-moved.example.test/catalog'), x.diff.join('\n'));
+    } finally {
+      t.services.config.catalog.public_url = url;
+    }
+    assert.deepEqual(await reconcileEngines(t.services, p), { orphans: [], reprovisioned: [], drifted: [] });
   });
 
   test('stop scales to 0, start back to 1 (merge patches); delete removes every object', async () => {
@@ -170,5 +199,42 @@ describe('olap engines: the pinned JDBC drivers, repointed and checked before th
     await assert.rejects(verifyRepointedDrivers([{ dialect: 'mysql', url: 'http://mirror.test/m.jar', sha256, driver_class: 'x', repointed: true }]),
       { message: 'olap.jdbc_drivers.mysql.driver_url: http://mirror.test/m.jar: a driver is fetched from an https:// mirror or a file:/// path' });
     assert.throws(() => effectiveDrivers({ olap: { jdbc_drivers: { sqlite: { driver_url: 'file:///x' } } } }), /olap\.jdbc_drivers\.sqlite: no pinned driver of that dialect/);
+  });
+
+  test('a driver repointed to an https:// mirror is fetched and checked; a mirror serving other bytes, or none, is refused', async () => {
+    const { verifyRepointedDrivers } = await import('../src/engines/jdbc-drivers.js');
+    const tls = selfSignedCert();
+    const served: string[] = [];
+    const mirror = https.createServer(tls, (req, res) => {
+      served.push(req.url!);
+      if (req.url === '/good.jar') return res.end('mirrored driver');
+      if (req.url === '/other.jar') return res.end('other bytes');
+      if (req.url === '/big.jar') return res.end('more than four bytes');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => mirror.listen(0, '127.0.0.1', r));
+    const base = `https://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
+    // the mirror's certificate is trusted as an internal CA would be (the default fetch has the system's CAs)
+    const trusted = ((url: string) => new Promise<Response>((resolve, reject) => {
+      https.get(url, { ca: tls.cert }, (res) => resolve(new Response(Readable.toWeb(res) as ReadableStream, { status: res.statusCode }))).on('error', reject);
+    })) as unknown as typeof fetch;
+    const sha256 = createHash('sha256').update('mirrored driver').digest('hex');
+    const driver = (path: string) => [{ dialect: 'postgresql', url: `${base}${path}`, sha256, driver_class: 'org.postgresql.Driver', repointed: true }];
+    try {
+      await verifyRepointedDrivers(driver('/good.jar'), { fetch: trusted });
+      assert.deepEqual(served, ['/good.jar']);
+      await verifyRepointedDrivers(driver('/good.jar'), { fetch: trusted });
+      assert.deepEqual(served, ['/good.jar'], 'a verified mirror is read once per process');
+      const other = createHash('sha256').update('other bytes').digest('hex');
+      await assert.rejects(verifyRepointedDrivers(driver('/other.jar'), { fetch: trusted }),
+        { message: `olap.jdbc_drivers.postgresql.driver_url ${base}/other.jar: sha256 ${other} does not match the pinned ${sha256}` });
+      await assert.rejects(verifyRepointedDrivers(driver('/missing.jar'), { fetch: trusted }),
+        { message: `olap.jdbc_drivers.postgresql.driver_url: ${base}/missing.jar: HTTP 404` });
+      await assert.rejects(verifyRepointedDrivers(driver('/big.jar'), { fetch: trusted, maxBytes: 4 }),
+        { message: `olap.jdbc_drivers.postgresql.driver_url: ${base}/big.jar: larger than 4 bytes` });
+    } finally {
+      mirror.closeAllConnections();
+      await new Promise((r) => mirror.close(r));
+    }
   });
 });

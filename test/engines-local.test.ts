@@ -9,6 +9,7 @@ import Docker from 'dockerode';
 import { startTestApp, type TestApp, Browser } from './helpers/app.js';
 import { ADMIN, signInAdmin, waitFor } from './helpers/workflow.js';
 import { ensurePodman, TEST_IMAGE } from './helpers/podman.js';
+import { startTcpProxy } from './helpers/net.js';
 import { createLocalEngineProvisioner } from '../src/engines/local-container.js';
 import { startEngineWorker, type EngineWorker } from '../src/jobs/engine-worker.js';
 import { readTarFiles } from '../src/runners/local-container.js';
@@ -20,7 +21,7 @@ const ENGINE_IMAGE = 'localhost/svc-engine-test';
 const URL_ = '/api/workspaces/default/engines';
 let docker: Docker;
 let t: TestApp; let admin: Browser; let worker: EngineWorker | undefined;
-let image: string; let imageId: string;
+let image: string; let imageId: string; let podmanHost: string;
 let foreign: Docker.Container;
 
 async function fileIn(containerId: string, path: string): Promise<string> {
@@ -36,6 +37,7 @@ describe('local_container engines on a real podman engine', () => {
   before(async () => {
     // SVC_TEST_PODMAN_HOST: another podman service (a developer's, or one restarted beside a broken one)
     const host = process.env.SVC_TEST_PODMAN_HOST ?? await ensurePodman();
+    podmanHost = host;
     docker = new Docker({ socketPath: host.slice('unix://'.length) });
     // the tiny engine image: busybox httpd in the foreground on the Trino port
     const base = await docker.createContainer({ Image: TEST_IMAGE, Cmd: ['true'] });
@@ -93,6 +95,17 @@ describe('local_container engines on a real podman engine', () => {
     assert.ok(inspect.NetworkSettings.Networks[network], 'on the configured network');
     const ip = inspect.NetworkSettings.Networks[network]!.IPAddress;
     assert.equal(e.endpoint_url, `http://${ip}:8080`);
+
+    // engines.local_container.host may also be tcp:// or http:// (here a TCP port in front of the same socket)
+    const proxy = await startTcpProxy({ path: podmanHost.slice('unix://'.length) });
+    try {
+      for (const scheme of ['tcp', 'http']) {
+        const via = createLocalEngineProvisioner({ ...t.config.engines.local_container, host: `${scheme}://127.0.0.1:${proxy.port}` });
+        assert.deepEqual((await via.list()).map((o) => [o.engineId, o.hash, o.running]), [[id, e.config_hash, true]], scheme);
+      }
+    } finally {
+      await proxy.stop();
+    }
   });
 
   test('a container of another project is never stopped or removed, even one naming the same engine', async () => {
@@ -122,7 +135,7 @@ describe('local_container engines on a real podman engine', () => {
     assert.equal((await foreign.inspect()).State.Running, true, 'the other project\'s container untouched');
   });
 
-  test('a transition whose worker died is taken over once its lease expires (the sweep)', async () => {
+  test('a transition whose worker died is taken over once its lease expires (the sweep); drift is reported and replaced at the next start', async () => {
     await worker!.close();
     worker = undefined;
     const res = await admin.post(URL_, { name: 'orphan', kind: 'trino', image });
@@ -141,6 +154,30 @@ describe('local_container engines on a real podman engine', () => {
     const e = await waitFor(async () => { const v = await engineState('orphan'); return v.state !== 'provisioning' && v; }, 'the swept engine to leave provisioning', 60_000);
     assert.equal(e.state, 'running', e.error);
     assert.match(e.endpoint_url, /^http:\/\/.+:8080$/);
+
+    // Drift, as Compose finds it: the callback URL changed since the container was made. Reconcile
+    // reports it (and leaves it running); a stop and start replaces the container.
+    const { reconcileEngines } = await import('../src/engines/reconcile.js');
+    const [before_] = await ours();
+    const cfg = t.services.config.engines.local_container;
+    const callback = cfg.callback_url;
+    cfg.callback_url = 'http://svc-moved.internal:8080';
+    try {
+      assert.deepEqual(await reconcileEngines(t.services, createLocalEngineProvisioner(cfg)), { orphans: [], reprovisioned: [], drifted: [before_!.Names[0]!.slice(1)] });
+      assert.equal((await docker.getContainer(before_!.Id).inspect()).State.Running, true, 'reported, not replaced while it runs');
+      assert.equal((await admin.post(`${URL_}/orphan/stop`)).statusCode, 202);
+      await waitFor(async () => (await engineState('orphan')).state === 'stopped', 'the engine to stop', 60_000);
+      assert.equal((await admin.post(`${URL_}/orphan/start`)).statusCode, 202);
+      const moved = await waitFor(async () => { const v = await engineState('orphan'); return v.state === 'running' && v; }, 'the engine to run again', 60_000);
+      const [after_] = await ours();
+      assert.notEqual(after_!.Id, before_!.Id, 'a new container for the new configuration');
+      assert.equal(after_!.Labels['svc.config-hash'], moved.config_hash);
+      assert.notEqual(moved.config_hash, e.config_hash);
+      assert.match(await fileIn(after_!.Id, '/etc/trino/catalog/iceberg.properties'), /^iceberg\.rest-catalog\.uri=http:\/\/svc-moved\.internal:8080\/catalog$/m);
+      assert.deepEqual(await reconcileEngines(t.services, createLocalEngineProvisioner(cfg)), { orphans: [], reprovisioned: [], drifted: [] });
+    } finally {
+      cfg.callback_url = callback;
+    }
     assert.equal((await admin.delete(`${URL_}/orphan`)).statusCode, 202);
     await waitFor(async () => (await admin.get(`${URL_}/orphan`)).statusCode === 404, 'the engine to be removed', 60_000);
   });

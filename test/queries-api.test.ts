@@ -16,6 +16,9 @@ import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
 import { queryService } from '../src/queries/index.js';
 import { startQueryWorker } from '../src/queries/worker.js';
 import { startTrinoProtocolServer } from './helpers/trino-protocol-server.js';
+import { selfSignedCert } from './helpers/tls.js';
+import { engineLookup } from '../src/queries/lookup.js';
+import pino from 'pino';
 
 const Q = '/api/workspaces/default/queries';
 const LONG = 'SELECT count(*) FROM range(100000000000) a';
@@ -184,6 +187,23 @@ describe('query API', () => {
       assert.equal(olap.json().state, 'FAILED');
       assert.equal(olap.json().error, 'engine olap-prod is of kind olap: queries run on trino engines and the embedded one');
       assert.equal(trino.requests.filter((r) => r.body === 'SELECT 1').length, 0, 'nothing reached the engine');
+
+      // An engine on HTTPS with a self-signed certificate: verified unless SVC_ENGINE_TLS_INSECURE.
+      const tls = await startTrinoProtocolServer({ tls: selfSignedCert() });
+      try {
+        await engine('trino-tls', 'running', tls.url);
+        const verified = await admin.browser.post(Q, { engine: 'trino-tls', sql: 'SELECT n FROM rows(1)', wait_ms: 10_000 });
+        assert.equal(verified.json().state, 'FAILED');
+        assert.equal(verified.json().error, 'the engine is unreachable (DEPTH_ZERO_SELF_SIGNED_CERT)');
+        for (const [value, answers] of [['yes', true], ['1', true], ['true', true], ['no', false]] as const) {
+          const driver = await engineLookup(t.services.db, pino({ level: 'silent' }), { SVC_ENGINE_TLS_INSECURE: value })(admin.workspaceId, 'trino-tls');
+          const run = driver!.run({ workspaceId: admin.workspaceId, sql: 'SELECT n FROM rows(2)', params: [], role: 'ws_admin', user: ADMIN.email, maxRows: 10, timeoutMs: 10_000 });
+          if (answers) assert.deepEqual((await run).rows, [[0], [1]], value);
+          else await assert.rejects(run, { message: 'the engine is unreachable (DEPTH_ZERO_SELF_SIGNED_CERT)' });
+        }
+      } finally {
+        await tls.stop();
+      }
     } finally {
       await worker.close();
       await trino.stop();

@@ -13,6 +13,7 @@ import { QueryFailure, type EngineRun } from '../src/queries/types.js';
 import { QueryEngines, runQuery } from '../src/queries/run.js';
 import { loadConfig } from '../src/config/index.js';
 import { startTrinoProtocolServer, type TrinoProtocolServer } from './helpers/trino-protocol-server.js';
+import { selfSignedCert } from './helpers/tls.js';
 
 const log = pino({ level: 'silent' });
 const run = (over: Partial<EngineRun>): EngineRun => ({
@@ -128,5 +129,21 @@ describe('trino driver against the in-test Trino protocol server', () => {
     const f = await failure(new TrinoDriver({ server: gone.url, log }).run(run({})));
     assert.equal(f.kind, 'failed');
     assert.equal(f.message, 'the engine is unreachable (ECONNREFUSED)');
+  });
+});
+
+describe('SVC_ENGINE_TLS_INSECURE against an HTTPS coordinator with a self-signed certificate', () => {
+  test('verified by default: the query fails; with tlsInsecure it answers', async () => {
+    const trino = await startTrinoProtocolServer({ tls: selfSignedCert() });
+    try {
+      const verified = await failure(new TrinoDriver({ server: trino.url, log }).run(run({})));
+      assert.equal(verified.kind, 'failed');
+      assert.equal(verified.message, 'the engine is unreachable (DEPTH_ZERO_SELF_SIGNED_CERT)');
+      assert.equal(trino.requests.length, 0, 'nothing was sent over the unverified connection');
+      const insecure = await new TrinoDriver({ server: trino.url, tlsInsecure: true, log }).run(run({ sql: 'SELECT n FROM rows(2)' }));
+      assert.deepEqual(insecure.rows, [[0], [1]]);
+    } finally {
+      await trino.stop();
+    }
   });
 });

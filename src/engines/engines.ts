@@ -44,6 +44,13 @@ export function callbackUrl(s: Services, provisioner: 'cluster' | 'local_contain
   return url ? url.replace(/\/+$/, '') : undefined;
 }
 
+/** Whether a URL names this machine's loopback (localhost, 127.0.0.0/8, ::1). */
+export function isLoopback(url: string): boolean {
+  let host: string;
+  try { host = new URL(url).hostname.toLowerCase(); } catch { return false; }
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]';
+}
+
 /** Checks what create and explain both check; returns the image and resources to use. */
 export function checkInput(s: Services, input: EngineInput): { provisioner: 'cluster' | 'local_container'; image: ResolvedImage; resources: EngineResources } {
   const choice = provisionerOf(s);
@@ -59,11 +66,12 @@ export function checkInput(s: Services, input: EngineInput): { provisioner: 'clu
   if (choice.provisioner === 'local_container' && !imageAllowed(image.repository, s.config.engines.local_container.allowed_images)) {
     throw new EngineRefusal('refused', `image repository ${image.repository} is not in engines.local_container.allowed_images`);
   }
-  if (!callbackUrl(s, choice.provisioner)) {
-    throw new EngineRefusal('disabled', choice.provisioner === 'local_container'
-      ? 'engines.local_container.callback_url is unset: engine containers could not reach this service'
-      : 'catalog.public_url is unset: engine pods could not reach this service');
-  }
+  const callback = callbackUrl(s, choice.provisioner);
+  const [key, who] = choice.provisioner === 'local_container' ? ['engines.local_container.callback_url', 'containers'] : ['catalog.public_url', 'pods'];
+  if (!callback) throw new EngineRefusal('disabled', `${key} is unset: engine ${who} could not reach this service`);
+  // catalog.public_url defaults to http://localhost:8080: inside a pod or a container that is the
+  // engine itself, so an engine wired to it would fail at its first catalog call
+  if (isLoopback(callback)) throw new EngineRefusal('disabled', `${key} is ${callback}, a loopback address: engine ${who} could not reach this service; set it to this service's address as they see it`);
   const resources = { ...DEFAULT_RESOURCES, ...input.resources };
   if (!CPU_RE.test(resources.cpu)) throw badRequest('resources.cpu must be cores (2, 0.5) or millicores (500m)');
   if (!MEMORY_RE.test(resources.memory)) throw badRequest('resources.memory must be Mi or Gi (4Gi, 512Mi)');

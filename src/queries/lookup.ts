@@ -1,7 +1,8 @@
 // Named engines for runQuery: a workspace's running Trino engine (the engines resource, src/engines)
 // is queried through the trino driver at its endpoint. An engine that is not running, or of a kind
-// no driver answers here (`olap`: no per-person identity on the pinned StarRocks versions; see
-// docs/engines.md "What runs SQL on an olap engine"), fails the query with the reason.
+// no driver answers here (`olap`: running as each person needs StarRocks users and an account
+// that provisioning does not make; see docs/engines.md "What runs SQL on an olap engine"), fails
+// the query with the reason.
 import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import { getEngine } from '../engines/engines.js';

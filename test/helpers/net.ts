@@ -12,13 +12,15 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * A TCP proxy in front of PostgreSQL: closing it makes the database unreachable for the service
- * under test (connections refused, open ones reset) without stopping the shared server.
+ * A TCP proxy in front of PostgreSQL (or any TCP port or unix socket): closing it makes the
+ * database unreachable for the service under test (connections refused, open ones reset)
+ * without stopping the shared server.
  */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<{ port: number; stop(): Promise<void> }> {
+export async function startTcpProxy(target: { host: string; port: number } | { path: string }): Promise<{ port: number; stop(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
+    // a TCP port or a unix socket (e.g. the container engine's, reached as tcp:// or http://)
+    const upstream = net.connect(target);
     sockets.add(client); sockets.add(upstream);
     client.pipe(upstream).pipe(client);
     const end = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };

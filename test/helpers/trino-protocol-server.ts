@@ -2,12 +2,14 @@
 // protocol the way a coordinator does: POST /v1/statement answers QUEUED with a nextUri and no
 // data; each GET on a nextUri answers the next page (columns, up to `pageSize` rows) and the next
 // nextUri; DELETE on a nextUri cancels; errors travel in the `error` field. It records every
-// request with its headers so tests check what the driver sent.
+// request with its headers so tests check what the driver sent. With `tls` it serves HTTPS
+// (a self-signed certificate: what SVC_ENGINE_TLS_INSECURE is for).
 //   SQL `SELECT n FROM rows(<N>)`  N rows of one bigint column, in pages
 //   SQL `SLOW`                      runs until cancelled (each GET answers an empty page)
 //   SQL `FAIL`                      ends with a SYNTAX_ERROR
 //   SQL `EXECUTE ...`               echoes the X-Trino-Prepared-Statement header and the USING list as one row
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordedRequest { method: string; path: string; headers: http.IncomingHttpHeaders; body: string }
@@ -21,7 +23,7 @@ export interface TrinoProtocolServer {
   stop(): Promise<void>;
 }
 
-export async function startTrinoProtocolServer(opts: { pageSize?: number } = {}): Promise<TrinoProtocolServer> {
+export async function startTrinoProtocolServer(opts: { pageSize?: number; tls?: { key: string; cert: string } } = {}): Promise<TrinoProtocolServer> {
   const pageSize = opts.pageSize ?? 10;
   const requests: RecordedRequest[] = [];
   const queries = new Map<string, Query>();
@@ -30,7 +32,7 @@ export async function startTrinoProtocolServer(opts: { pageSize?: number } = {})
   const next = (q: Query) => `${base}/v1/statement/executing/${q.id}/y${q.token}/${q.token}`;
   const stats = (state: string) => ({ state, queued: state === 'QUEUED', scheduled: true, nodes: 1, totalSplits: 0, queuedSplits: 0, runningSplits: 0, completedSplits: 0, cpuTimeMillis: 0, wallTimeMillis: 0, queuedTimeMillis: 0, elapsedTimeMillis: 0, processedRows: 0, processedBytes: 0, physicalInputBytes: 0, peakMemoryBytes: 0, spilledBytes: 0 });
 
-  const server = http.createServer((req, res) => {
+  const handler: http.RequestListener = (req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => { body += c.toString(); });
     req.on('end', () => {
@@ -65,9 +67,10 @@ export async function startTrinoProtocolServer(opts: { pageSize?: number } = {})
       const done = q.sent >= q.total;
       return send(200, { id: q.id, columns, data, stats: stats(done ? 'FINISHED' : 'RUNNING'), ...(done ? {} : { nextUri: next(q) }) });
     });
-  });
+  };
+  const server = opts.tls ? https.createServer(opts.tls, handler) : http.createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: base,
     requests,
