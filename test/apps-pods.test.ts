@@ -9,7 +9,7 @@ import { existsSync, statSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { signInAdmin } from './helpers/workflow.js';
-import { SERVICE_ORIGIN as SERVICE, newApp, openSession, runStopJob, startPodBed, subprocessPods, type PodBed, type SubprocessPods } from './helpers/app-pods.js';
+import { SERVICE_ORIGIN as SERVICE, jobDone, newApp, openSession, runStopJob, startPodBed, subprocessPods, type PodBed, type SubprocessPods } from './helpers/app-pods.js';
 import { APP_COOKIE } from '../src/api/apps-origin.js';
 import { podStore } from '../src/apps/pod-runtime.js';
 import { admitsSession, isIdle, podKey } from '../src/apps/pods.js';
@@ -86,7 +86,7 @@ describe('subprocess app pods', () => {
     assert.equal(seen.headers['x-svc-app-token'], token);
     assert.equal(seen.headers['x-svc-app-id'], appId, 'a client cannot forge the binding headers');
     assert.equal(seen.headers['x-svc-app-mode'], 'run');
-    assert.deepEqual(res.headers['set-cookie'], ['pod=1; Path=/'], 'a pod never sets the app cookie');
+    assert.deepEqual(res.headers['set-cookie'], ['pod=1; Path=/'], 'a pod never sets the app cookie, the service\'s cookies, nor one for the parent domain');
     assert.equal(res.headers['content-security-policy'], `default-src 'self'; frame-ancestors ${SERVICE}`, 'only the service frames the app, whatever the pod says');
 
     const post = await b.origin.inject({ method: 'POST', url: '/api/cell', headers: { cookie: `${APP_COOKIE}=${token}`, 'content-type': 'application/json' }, payload: { code: 'y = 2' } });
@@ -176,6 +176,20 @@ describe('subprocess app pods', () => {
     assert.deepEqual((await save({ 'x-svc-app-token': 'not-a-token' }, 'x')).json(), { error: 'unauthorized', message: 'no app session: the app token has ended' });
     assert.deepEqual((await save({}, 'x')).json(), { error: 'unauthorized', message: 'an X-Svc-App-Token header is required' });
     assert.equal(await draft(), 'n = 2\n', 'nothing refused was written');
+  });
+
+  test('deleting an app stops its run pod at once; its open sessions are then a 503', async () => {
+    const doomed = await newApp(b.admin, 'doomed', 'd = 1\n');
+    const token = await openSession(b.admin, b.origin, doomed);
+    const first = (await get(token)).json();
+    assert.ok(alive(first.pid));
+    assert.equal((await b.admin.browser.delete(`/api/workspaces/default/apps/${doomed}`)).statusCode, 204);
+    await jobDone(b.t, `stop-app-${doomed}`);
+    assert.ok(!alive(first.pid), 'the run pod is stopped without waiting for run_idle_secs');
+    assert.ok(!existsSync(first.cwd));
+    const after = await get(token);
+    assert.equal(after.statusCode, 503, after.body);
+    assert.deepEqual(after.json(), { error: 'unavailable', message: 'the app could not start: it was deleted' });
   });
 
   test('a pod whose process exits before it answers is a 503 with a message', async () => {

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { spawnSvc, serviceEnv, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
-import { SAME_HOST_WARNING } from '../src/cli/serve.js';
+import { COOKIE_TOSSING_WARNING, SAME_HOST_WARNING } from '../src/cli/serve.js';
 
 let db: TestDatabase;
 let s3: TestS3;
@@ -33,6 +33,10 @@ describe('svc serve and the apps listener', () => {
       assert.equal(res.headers.get('content-security-policy'), 'frame-ancestors https://svc.example.test');
       assert.match(s.output(), /"msg":"apps listener listening"/);
       assert.doesNotMatch(s.output(), /shares its host/, 'sibling subdomains are the intended setup');
+      // The SPEC's cookie names carry no __Host- prefix: a sibling host could overwrite them.
+      const tossing = s.output().split('\n').find((l) => l.includes('cookie tossing'));
+      assert.ok(tossing, s.output());
+      assert.deepEqual([JSON.parse(tossing).msg, JSON.parse(tossing).level], [COOKIE_TOSSING_WARNING, 40]);
       assert.equal((await fetch(`${s.base}/_svc/session`)).status, 404, 'the API does not serve the apps origin');
     } finally {
       s.child.kill('SIGTERM');
@@ -41,13 +45,17 @@ describe('svc serve and the apps listener', () => {
   });
 
   test('an apps.origin on another port of the service\'s host starts, with a warning that it is not isolated', async () => {
-    const s = await serve({ SVC_APPS__ORIGIN: 'https://svc.example.test:8443', SVC_APPS__SERVICE_ORIGIN: 'https://svc.example.test' });
+    const s = await serve({
+      SVC_APPS__ORIGIN: 'https://svc.example.test:8443', SVC_APPS__SERVICE_ORIGIN: 'https://svc.example.test',
+      SVC_SESSION__COOKIE_NAME: '__Host-svc_session', SVC_CSRF__COOKIE_NAME: '__Host-svc_csrf',
+    });
     try {
       for (let i = 0; i < 100 && !/apps listener listening/.test(s.output()); i++) await new Promise((r) => setTimeout(r, 100));
       const line = s.output().split('\n').find((l) => l.includes('shares its host'));
       assert.ok(line, s.output());
       assert.equal(JSON.parse(line).msg, SAME_HOST_WARNING);
       assert.equal(JSON.parse(line).level, 40, 'the warn level');
+      assert.doesNotMatch(s.output(), /cookie tossing/, '__Host- cookie names cannot be set from another host');
     } finally {
       s.child.kill('SIGTERM');
       assert.equal(await waitExit(s.child), 0, s.output());

@@ -12,6 +12,7 @@ import { signInAdmin, type Admin } from './helpers/workflow.js';
 import { APP_COOKIE, buildAppsOrigin } from '../src/api/apps-origin.js';
 import { createLocalUser } from '../src/identity/users.js';
 import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
+import { openSession } from './helpers/app-pods.js';
 
 const APPS = 'https://apps.example.test';
 const SERVICE = 'https://svc.example.test';
@@ -133,6 +134,17 @@ describe('app tickets and tokens', () => {
     assert.equal(res.statusCode, 401, 'a service session opens nothing on the apps origin');
   });
 
+  test('the ticket POST needs the CSRF header; with apps.pod.launcher = none an app session is a 503 for the app itself', async () => {
+    const res = await admin.browser.post(`${A}/${appId}/tickets`, { mode: 'run' }, { csrf: false });
+    assert.equal(res.statusCode, 403, res.body);
+    assert.match(res.json().message, /CSRF/);
+    const tk = await ticket();
+    const token = cookieOf(await redeem(tk.ticket, tk.secret))!.value;
+    const app = await origin.inject({ method: 'GET', url: '/', cookies: { [APP_COOKIE]: token } });
+    assert.deepEqual([app.statusCode, app.json()], [503, { error: 'unavailable', message: 'apps are not run here: apps.pod.launcher is none' }]);
+    assert.match(app.headers['content-security-policy'] as string, new RegExp(`frame-ancestors ${SERVICE}$`));
+  });
+
   test('framing: only apps.service_origin may frame the apps origin; the service frames nobody in', async () => {
     for (const url of ['/_svc/open?t=x', '/_svc/session', '/nope']) {
       const res = await origin.inject({ method: 'GET', url });
@@ -164,13 +176,22 @@ describe('the query gateway', () => {
   });
   after(async () => { await origin.close(); await t.close(); await s3.stop(); });
 
-  const openApp = async (b = admin.browser) => {
-    const tk = (await b.post(`${A}/${appId}/tickets`, { mode: 'run' })).json();
+  const openApp = async (b = admin.browser, mode = 'run') => {
+    const tk = (await b.post(`${A}/${appId}/tickets`, { mode })).json();
     const res = await origin.inject({ method: 'POST', url: '/_svc/redeem', headers: { origin: APPS }, payload: { ticket: tk.ticket, secret: tk.secret } });
     assert.equal(res.statusCode, 204, res.body);
     return (res.cookies as Array<{ name: string; value: string }>).find((c) => c.name === APP_COOKIE)!.value;
   };
   const query = (token: string, payload: unknown) => origin.inject({ method: 'POST', url: '/_svc/query', headers: { origin: APPS }, cookies: { [APP_COOKIE]: token }, payload: payload as object });
+  /** A signed-in person with `role` in the default workspace. */
+  const member = async (name: string, role: 'ws_viewer' | 'ws_editor', ip: string) => {
+    const u = await createLocalUser(t.services.db, { email: `${name}@example.com`, password: `password-of-${name}` });
+    const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+    await grantWorkspaceRoleToUser(t.services.db, ws.id, u.id, role, null, t.clock.now());
+    const b = new Browser(t, ip);
+    assert.equal((await b.login(`${name}@example.com`, `password-of-${name}`)).statusCode, 200);
+    return { id: u.id, browser: b };
+  };
 
   test('an app runs SQL as its viewer, capped at apps.max_rows', async () => {
     // A fresh app session per call keeps these below apps.rate_max (the next test is about it).
@@ -203,19 +224,60 @@ describe('the query gateway', () => {
   });
 
   test('a viewer runs the published app with their own rights, not the author\'s; a revoked grant ends it', async () => {
-    const u = await createLocalUser(t.services.db, { email: 'vi@example.com', password: 'password-of-vi' });
-    const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
-    await grantWorkspaceRoleToUser(t.services.db, ws.id, u.id, 'ws_viewer', null, t.clock.now());
-    const viewer = new Browser(t, '198.51.100.40');
-    assert.equal((await viewer.login('vi@example.com', 'password-of-vi')).statusCode, 200);
+    const { id: userId, browser: viewer } = await member('vi', 'ws_viewer', '198.51.100.40');
     assert.equal((await viewer.post(`${A}/${appId}/tickets`, { mode: 'edit' })).statusCode, 403, 'a viewer never opens edit mode');
     const token = await openApp(viewer);
     const write = await query(token, { sql: 'CREATE TABLE t AS SELECT 1' });
     assert.equal(write.statusCode, 400, 'a viewer reads only, whatever the app asks');
     assert.equal((await query(token, { sql: 'SELECT 1 AS one' })).json().rows[0][0], 1);
-    await t.services.db.deleteFrom('workspace_role_grants').where('user_id', '=', u.id).execute();
+    const unspent = (await viewer.post(`${A}/${appId}/tickets`, { mode: 'run' })).json();
+    await t.services.db.deleteFrom('workspace_role_grants').where('user_id', '=', userId).execute();
     t.services.access.forget(['*']);
     const gone = await query(token, { sql: 'SELECT 1' });
     assert.equal(gone.statusCode, 403, 'rights are read at each call');
+    // The app itself ends too: every request to it re-reads the rights (before any pod is asked).
+    const app = await origin.inject({ method: 'GET', url: '/', cookies: { [APP_COOKIE]: token } });
+    assert.deepEqual([app.statusCode, app.json()], [403, { error: 'forbidden', message: 'no longer a member of workspace default' }]);
+    const late = await origin.inject({ method: 'POST', url: '/_svc/redeem', headers: { origin: APPS }, payload: { ticket: unspent.ticket, secret: unspent.secret } });
+    assert.equal(late.statusCode, 403, 'a ticket issued before the grant was revoked opens nothing');
+    assert.equal(late.cookies.length, 0);
+  });
+
+  test('an editor demoted to viewer loses an open edit session, not a run session', async () => {
+    const editor = await member('ed', 'ws_editor', '198.51.100.42');
+    const edit = await openApp(editor.browser, 'edit');
+    const run = await openApp(editor.browser, 'run');
+    await t.services.db.updateTable('workspace_role_grants').set({ role: 'ws_viewer' }).where('user_id', '=', editor.id).execute();
+    t.services.access.forget(['*']);
+    const get = (token: string) => origin.inject({ method: 'GET', url: '/', cookies: { [APP_COOKIE]: token } });
+    assert.deepEqual((await get(edit)).json(), { error: 'forbidden', message: 'editing this app requires ws_editor in workspace default' });
+    assert.equal((await get(run)).statusCode, 503, 'run mode goes on (to the launcher, none here)');
+  });
+});
+
+describe('the query gateway: apps.timeout_secs', () => {
+  let s3: TestS3;
+  let t: TestApp;
+  let origin: FastifyInstance;
+  before(async () => {
+    s3 = await startS3();
+    t = await startTestApp({
+      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE, SVC_APPS__TIMEOUT_SECS: '1',
+    });
+    origin = await buildAppsOrigin({ services: t.services });
+  });
+  after(async () => { await origin.close(); await t.close(); await s3.stop(); });
+
+  test('a query running past apps.timeout_secs is cancelled and answers 503, well before the engine\'s own timeout', async () => {
+    assert.equal(t.config.engine.query_timeout_secs, 60);
+    const admin = await signInAdmin(t);
+    const appId = (await admin.browser.post(A, { name: 'slow', source: 'x = 1\n' })).json().id;
+    await admin.browser.post(`${A}/${appId}/publish`);
+    const token = await openSession(admin, origin, appId);
+    const res = await origin.inject({ method: 'POST', url: '/_svc/query', headers: { origin: APPS }, cookies: { [APP_COOKIE]: token }, payload: { sql: 'SELECT count(*) FROM range(100000000000) a' } });
+    assert.equal(res.statusCode, 503, res.body);
+    assert.equal(res.json().error, 'unavailable');
+    assert.equal(res.json().message, 'query timed out: past 1 s (apps.timeout_secs), cancelled', 'apps.timeout_secs, not engine.query_timeout_secs (60 s)');
   });
 });

@@ -1,5 +1,5 @@
 // `svc serve` as a real process: health, readiness with the database reachable and not,
-// metrics, and the graceful drain on SIGTERM.
+// metrics, the warning of SVC_ENGINE_TLS_INSECURE at start, and the graceful drain on SIGTERM.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { spawnSvc, serviceEnv, waitExit } from './helpers/cli.js';
 import { freePort, startTcpProxy } from './helpers/net.js';
+import { TLS_INSECURE_WARNING } from '../src/engines/tls.js';
 
 let db: TestDatabase;
 let s3: TestS3;
@@ -25,9 +26,14 @@ describe('svc serve', () => {
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
     const u = new URL(db.url); u.port = String(proxy.port); u.hostname = '127.0.0.1';
     const port = await freePort();
-    const { child, output } = await spawnSvc(['serve'], { env: { ...baseEnv, SVC_DATABASE__URL: u.toString(), SVC_SERVER__PORT: String(port) }, ready: /"msg":"listening"/ });
+    const { child, output } = await spawnSvc(['serve'], {
+      env: { ...baseEnv, SVC_DATABASE__URL: u.toString(), SVC_SERVER__PORT: String(port), SVC_ENGINE_TLS_INSECURE: 'yes' }, ready: /"msg":"listening"/,
+    });
     const base = `http://127.0.0.1:${port}`;
     try {
+      const warned = output().split('\n').filter((l) => l.includes(TLS_INSECURE_WARNING));
+      assert.equal(warned.length, 1, 'SVC_ENGINE_TLS_INSECURE is warned about once at start');
+      assert.match(warned[0]!, /"level":40/);
       const h = await fetch(`${base}/healthz`);
       assert.equal(h.status, 200);
       const ready = await fetch(`${base}/readyz`);

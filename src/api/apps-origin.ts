@@ -6,12 +6,10 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import type { Services } from '../services.js';
-import { createHash } from 'node:crypto';
 import { AppTickets, type AppBinding } from '../apps/tickets.js';
-import { TokenRateLimiter } from '../apps/rate.js';
-import { gatewayQuery } from '../apps/gateway.js';
 import { MAX_SQL_BYTES } from '../queries/run.js';
-import type { QueryParams } from '../queries/types.js';
+import { gatewayCall } from './apps-gateway.js';
+import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
 import { DomainError } from '../errors.js';
 import { appProxy } from './apps-proxy.js';
 import type { PodLauncher } from '../apps/pods.js';
@@ -99,6 +97,8 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs }: Ap
       services.log.info({ reason: r.refused }, 'app ticket refused');
       return fail(reply, 401, 'unauthorized', 'the ticket is not valid: open the app again from the service');
     }
+    // Rights changed since the ticket was issued (seconds ago at most): the token is never handed over.
+    if (!(await mayStillOpen(services.access, r.binding))) throw noLongerAllowed(r.binding);
     services.log.info({ user: r.binding.userId, app: r.binding.appId, version: r.binding.version, mode: r.binding.mode }, 'app ticket redeemed');
     reply.setCookie(APP_COOKIE, r.token, { path: '/', secure: true, httpOnly: true, sameSite: 'strict', maxAge: cfg.cookie_ttl_secs });
     return reply.status(204).send();
@@ -110,26 +110,9 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs }: Ap
     return { workspace: b.workspace, app: b.appId, version: b.version, mode: b.mode };
   });
 
-  const limiter = new TokenRateLimiter(services.clock, cfg.rate_max, cfg.rate_window_secs);
-  app.post('/_svc/query', async (req, reply) => {
-    if (req.headers.origin !== cfg.origin) return fail(reply, 403, 'forbidden', 'queries only from the apps origin');
-    const token = req.cookies[APP_COOKIE];
-    // The limit counts every call that presents a token, before the token is even looked up.
-    if (token) {
-      const wait = limiter.take(createHash('sha256').update(token).digest('base64url'));
-      if (wait !== null) throw new DomainError('too_many_requests', `more than ${cfg.rate_max} calls in ${cfg.rate_window_secs} s: this app session is held for ${cfg.rate_window_secs} s`, wait);
-    }
-    const b = await session(req);
-    if (!b) return fail(reply, 401, 'unauthorized', 'no app session: open the app again from the service');
-    const body = req.body as { sql?: unknown; params?: unknown; engine?: unknown } | undefined;
-    if (typeof body?.sql !== 'string' || body.sql.length === 0) return fail(reply, 400, 'bad_request', 'sql is required');
-    const engine = body.engine ?? 'embedded';
-    if (typeof engine !== 'string' || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(engine)) return fail(reply, 400, 'bad_request', 'engine is a name of lower-case letters, digits and -');
-    const params = body.params ?? [];
-    const scalar = (v: unknown) => v === null || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && v.length <= 65_536);
-    if (typeof params !== 'object' || params === null || !Object.values(params).every(scalar)) return fail(reply, 400, 'bad_request', 'params is an array or an object of JSON scalars');
-    const r = await gatewayQuery({ engines: services.queryEngines, config: services.config, access: services.access }, b, { engine, sql: body.sql, params: params as QueryParams });
-    return { columns: r.columns, rows: r.rows, truncated: r.truncated };
+  app.post('/_svc/query', async (req) => {
+    if (req.headers.origin !== cfg.origin) throw new DomainError('forbidden', 'queries only from the apps origin');
+    return gatewayCall(services, tickets(), req.cookies[APP_COOKIE], req.body);
   });
 
   // Everything else is the app itself, served by the session's pod (in its own context: bodies

@@ -11,6 +11,7 @@ import { tokenHash, type AppTickets } from '../apps/tickets.js';
 import { appSource, createPodLauncher, podManager, podStore } from '../apps/pod-runtime.js';
 import type { PodHandle, PodLauncher } from '../apps/pods.js';
 import { DomainError } from '../errors.js';
+import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
 import type { AppBinding } from '../apps/tickets.js';
 
 /** A request body sent on to a pod (a notebook cell, an upload) is at most this large. */
@@ -77,6 +78,7 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
   async function podFor(token: string | undefined) {
     const b = token ? await o.tickets().resolve(token) : null;
     if (!token || !b) throw new DomainError('unauthorized', 'no app session: open the app again from the service');
+    if (!(await mayStillOpen(services.access, b))) throw noLongerAllowed(b);
     if (!launcher) throw new DomainError('unavailable', 'apps are not run here: apps.pod.launcher is none');
     const pod = await manager.open(b, tokenHash(token));
     if (b.mode === 'edit' && b.appId !== pod.appId) await manager.deliver(launcher, pod, b.appId, source);
@@ -119,11 +121,23 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
     return Object.assign(headers, extra);
   }
 
-  /** A pod's answer headers: no hop-by-hop ones, never the app cookie, always our frame-ancestors. */
+  /**
+   * A pod's cookies stay its own: never the app cookie, never a cookie of the service's session or
+   * CSRF name (on one host with two ports it would overwrite the service's), never one with a
+   * Domain attribute (a cookie for the parent domain reaches the service: cookie tossing).
+   */
+  const ours = [o.cookie, services.config.session.cookie_name, services.config.csrf.cookie_name].map((n) => n.toLowerCase());
+  function podMaySet(c: string): boolean {
+    const [pair, ...attrs] = c.split(';');
+    const name = pair.split('=')[0].trim().toLowerCase();
+    return !ours.includes(name) && !attrs.some((a) => /^\s*domain\s*=/i.test(a));
+  }
+
+  /** A pod's answer headers: no hop-by-hop ones, only the cookies a pod may set, always our frame-ancestors. */
   function answerHeaders(raw: http.IncomingHttpHeaders): Record<string, string | string[]> {
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(raw)) if (v !== undefined && !HOP.has(k)) out[k] = v;
-    if (out['set-cookie']) out['set-cookie'] = ([] as string[]).concat(out['set-cookie']).filter((c) => !c.startsWith(`${o.cookie}=`));
+    if (out['set-cookie']) out['set-cookie'] = ([] as string[]).concat(out['set-cookie']).filter(podMaySet);
     out['content-security-policy'] = withFrameAncestors(([] as string[]).concat(out['content-security-policy'] ?? []).join('; ') || undefined, cfg.service_origin);
     return out;
   }

@@ -2,7 +2,7 @@
 // rights its viewer has at the moment of the call (re-read on every call, so a revoked grant ends
 // access at once), bounded by the apps keys, through the shared runQuery contract.
 import type { Config } from '../config/index.js';
-import type { AccessResolver } from '../access/access.js';
+import { allows, roleOf, type AccessResolver } from '../access/access.js';
 import { runQuery, type QueryEngines } from '../queries/run.js';
 import { QueryFailure } from '../queries/types.js';
 import type { EngineResult, QueryParams } from '../queries/types.js';
@@ -18,7 +18,7 @@ const FAILURES: Record<string, [ConstructorParameters<typeof DomainError>[0], st
 
 export async function gatewayQuery(d: GatewayDeps, b: AppBinding, q: { engine: string; sql: string; params?: QueryParams }): Promise<EngineResult> {
   const snap = await d.access.forUser(b.userId);
-  const role = snap.platformAdmin ? 'ws_admin' : snap.workspaces.get(b.workspace);
+  const role = roleOf(snap, b.workspace);
   if (!snap.user || !role) throw forbidden(`no longer a member of workspace ${b.workspace}`);
   try {
     return await runQuery(d.engines, d.config, {
@@ -28,6 +28,24 @@ export async function gatewayQuery(d: GatewayDeps, b: AppBinding, q: { engine: s
   } catch (err) {
     if (!(err instanceof QueryFailure)) throw err;
     const [code, what] = FAILURES[err.kind] ?? ['bad_request', 'query failed'];
+    // The engine names its own key; when the apps key was the tighter limit, name that one.
+    const apps = d.config.apps.timeout_secs;
+    if (err.kind === 'timeout' && apps <= d.config.engine.query_timeout_secs) throw new DomainError(code, `${what}: past ${apps} s (apps.timeout_secs), cancelled`);
     throw new DomainError(code, `${what}: ${err.message}`);
   }
 }
+
+/**
+ * Whether the person of an app session may still open it now: a member of its workspace for run
+ * mode, ws_editor for edit mode. Read on redemption and on every request to the app (the snapshot
+ * is cached and dropped on any grant change), so a removed member's open app ends at once, not
+ * when the token idles out.
+ */
+export async function mayStillOpen(access: AccessResolver, b: AppBinding): Promise<boolean> {
+  const snap = await access.forUser(b.userId);
+  return snap.user !== null && allows(snap, { workspace: b.workspace, role: b.mode === 'edit' ? 'ws_editor' : 'ws_viewer' });
+}
+
+export const noLongerAllowed = (b: AppBinding) =>
+  forbidden(b.mode === 'edit' ? `editing this app requires ws_editor in workspace ${b.workspace}` : `no longer a member of workspace ${b.workspace}`);
+

@@ -102,6 +102,7 @@ export class PodManager {
       const { appName, source } = await sourceOf(rec);
       handle = await launcher.start({ key, id, mode: rec.mode, workspaceId: rec.workspaceId, appId: rec.appId, appName, version: rec.version, source }, deadline);
     } catch (err) {
+      if (err instanceof DomainError && err.code === 'not_found') return fail('the app could not start: it was deleted');
       // The launcher's own text (an API server's answer) goes to the log, not to the viewer.
       this.d.log.warn({ pod: key, err: (err as Error).message }, 'app pod did not start');
       return fail('the app could not start: its pod was not created');
@@ -139,6 +140,24 @@ export class PodManager {
       await this.d.store.remove(key);
       stopped += 1;
       this.d.log.info({ pod: key, launch: rec.id, idle_secs: Math.round((now - rec.used) / 1000) }, 'app pod stopped: idle');
+    }
+    return { stopped };
+  }
+
+  /**
+   * The `stop-app` job: stops the run pods of a deleted app, whose viewers would otherwise go on
+   * using it until run_idle_secs after their last request. Edit pods are the author's and serve
+   * other apps too: they keep the deleted app's file until they idle out.
+   */
+  async stopApp(launcher: PodLauncher, appId: string): Promise<{ stopped: number }> {
+    let stopped = 0;
+    for (const key of await this.d.store.keys()) {
+      if (!key.startsWith(`run-${appId}-`)) continue;
+      const rec = await this.d.store.get(key);
+      if (rec?.handle) await launcher.stop(rec.handle);
+      await this.d.store.remove(key);
+      stopped += 1;
+      this.d.log.info({ pod: key }, 'app pod stopped: app deleted');
     }
     return { stopped };
   }

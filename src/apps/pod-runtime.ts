@@ -49,6 +49,12 @@ export function podManager(s: Services): PodManager {
   });
 }
 
+/** Asks the pod worker to stop the run pods of a deleted app (nothing to do without a launcher). */
+export async function queueAppStop(s: Services, appId: string): Promise<void> {
+  if (s.config.apps.pod.launcher === 'none') return;
+  await s.queues.get(QUEUES.appPods).add('stop-app', { appId }, jobOptions(QUEUES.appPods, { jobId: `stop-app-${appId}` }));
+}
+
 /** A run pod starts with its published version, an edit pod with the author's draft. */
 export function appSource(s: Services): SourceOf {
   const apps = new AppStore({ db: s.db, s3: s.s3, clock: s.clock, prefix: s.config.apps.storage.prefix });

@@ -47,12 +47,21 @@ async function lockTree(dir: string): Promise<void> {
   await chmod(dir, 0o555);
 }
 
-/** Makes a tree writable again so it can be removed (root ignores the bits; other users do not). */
+const gone = (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'ENOENT') throw err;
+  return null;
+};
+
+/**
+ * Makes a tree writable again so it can be removed (root ignores the bits; other users do not).
+ * Two stops of one pod may race (the stop-app job and a shutdown): a tree the other removed is done.
+ */
 async function unlockTree(dir: string): Promise<void> {
-  const st = await stat(dir).catch(() => null);
+  const st = await stat(dir).catch(gone);
   if (!st?.isDirectory()) return;
-  await chmod(dir, 0o755);
-  for (const e of await readdir(dir, { withFileTypes: true })) if (e.isDirectory()) await unlockTree(path.join(dir, e.name));
+  if ((await chmod(dir, 0o755).then(() => true).catch(gone)) === null) return;
+  const entries = (await readdir(dir, { withFileTypes: true }).catch(gone)) ?? [];
+  for (const e of entries) if (e.isDirectory()) await unlockTree(path.join(dir, e.name));
 }
 
 const alive = (pid: number) => {

@@ -9,6 +9,7 @@ import { buildApp } from '../api/app.js';
 import { buildAppsOrigin } from '../api/apps-origin.js';
 
 /** apps.origin on another port of the service's host: not a sibling origin for cookies. */
+export const COOKIE_TOSSING_WARNING = 'session.cookie_name or csrf.cookie_name has no __Host- prefix: an app on the apps origin can set a cookie of that name for the parent domain and overwrite the service\'s (cookie tossing); name them __Host-...';
 export const SAME_HOST_WARNING = 'apps.origin shares its host with apps.service_origin: browsers send a host\'s cookies to every port, so apps are not isolated from the service; use a sibling subdomain';
 import { loadCheckedConfig } from './config.js';
 import { startLoops } from '../jobs/loops.js';
@@ -57,6 +58,9 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     log.info({ address: appsAddress, origin: cfg.apps.origin }, 'apps listener listening');
     // Allowed (development, one machine), but cookies are per host, not per port: said loudly.
     if (new URL(cfg.apps.origin).hostname === new URL(cfg.apps.service_origin).hostname) log.warn({ origin: cfg.apps.origin, service_origin: cfg.apps.service_origin }, SAME_HOST_WARNING);
+    // An app's own code runs on a sibling host, which may set cookies for the shared parent domain;
+    // only a __Host- cookie cannot be set or overwritten from there.
+    if (![cfg.session.cookie_name, cfg.csrf.cookie_name].every((n) => /^__host-/i.test(n))) log.warn({ session: cfg.session.cookie_name, csrf: cfg.csrf.cookie_name }, COOKIE_TOSSING_WARNING);
   }
   // After listening: the check loads the S3 client, which need not delay the start.
   setImmediate(() => { services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed')); });

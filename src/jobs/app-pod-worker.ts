@@ -1,6 +1,6 @@
 // The `app-pods` worker, started by `svc serve` when apps.pod.launcher is not none: `launch` jobs
-// start a pod and wait for it; the `stop-idle` scheduler stops pods unused past their idle time
-// (docs/apps.md "Pods").
+// start a pod and wait for it; the `stop-idle` scheduler stops pods unused past their idle time;
+// `stop-app` jobs stop the run pods of a deleted app (docs/apps.md "Pods").
 import type { Services } from '../services.js';
 import { QUEUES } from './queues.js';
 import { startWorker } from './worker.js';
@@ -24,6 +24,7 @@ export async function startAppPodWorker(services: Services, given?: PodLauncher)
   const worker = startWorker(services, QUEUES.appPods, async (job) => {
     if (job.name === 'launch' && job.data.key && job.data.id) return manager.launch(launcher, job.data.key, job.data.id, source);
     if (job.name === 'stop-idle') return manager.stopIdle(launcher);
+    if (job.name === 'stop-app' && job.data.appId) return manager.stopApp(launcher, job.data.appId);
     throw new Error(`unknown app-pods job: ${job.name}`);
   }, {
     log, concurrency: 4,

@@ -65,7 +65,8 @@ export interface CatalogPurgeJob { tableId: string; workspace: string; table: st
 export interface DeliveryJob { deliveryId: string }
 
 /** Payload of the `app-pods` queue: `launch` names the pod and its launch; the `stop-idle` scheduler carries nothing. */
-export interface AppPodJob { key?: string; id?: string }
+/** launch: the pod key and launch id; stop-app: the deleted app whose run pods go. */
+export interface AppPodJob { key?: string; id?: string; appId?: string }
 
 export const QUEUES = {
   executions: defineQueue<ExecutionJob>({
@@ -131,7 +132,7 @@ export const QUEUES = {
   }),
   appPods: defineQueue<AppPodJob>({
     name: 'app-pods',
-    description: 'data-app pods: launch one (launch) and stop the ones unused past their idle time (stop-idle)',
+    description: 'data-app pods: launch one (launch), stop the ones unused past their idle time (stop-idle) and those of a deleted app (stop-app)',
     // one attempt: the person waiting asks for a new launch when this one failed (docs/apps.md "Pods")
     jobOptions: { ...KEEP, attempts: 1 },
     scheduledJobOptions: SWEEPS,

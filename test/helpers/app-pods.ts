@@ -6,7 +6,8 @@
 // environment, the request's method, URL, headers and body, the notebook source), so a test sees
 // exactly what the launcher and the proxy passed. The notebook source steers it: a source
 // containing `POD: silent` never listens (the ready timeout), `POD: exit` exits at once; a request
-// for /_hang is never answered (the proxy's idle timeout).
+// for /_hang is never answered (the proxy's idle timeout); a POST to /_query sends its body to the
+// query gateway at apps.pod.callback_url with the session's token and answers {status, body}.
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,10 +38,16 @@ else http.createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     if (req.url === '/_hang') return;
+    // A cell running SQL server-side: through apps.pod.callback_url with the session's token.
+    if (req.url === '/_query') {
+      fetch(e.SVC_APP_CALLBACK_URL + '/api/apps/query', { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-app-token': req.headers['x-svc-app-token'] }, body: Buffer.concat(chunks) })
+        .then(async (r) => res.end(JSON.stringify({ status: r.status, body: await r.json() })), (err) => res.end(JSON.stringify({ status: 0, body: String(err) })));
+      return;
+    }
     const env = Object.fromEntries(Object.entries(e).filter(([k]) => k.startsWith('SVC_') || ['PATH', 'HOME', 'XDG_CONFIG_HOME'].includes(k)));
     res.setHeader('content-type', 'application/json');
     res.setHeader('content-security-policy', "default-src 'self'; frame-ancestors *");
-    res.setHeader('set-cookie', ['__Host-svc_app=forged; Path=/; Secure', 'pod=1; Path=/']);
+    res.setHeader('set-cookie', ['__Host-svc_app=forged; Path=/; Secure', 'pod=1; Path=/', 'svc_session=tossed; Path=/', 'wide=1; Path=/; Domain=example.test']);
     res.end(JSON.stringify({ pid: process.pid, cwd: process.cwd(), method: req.method, url: req.url, headers: req.headers,
       body: Buffer.concat(chunks).toString('utf8'), env, source, files: readdirSync(e.SVC_APP_SOURCE_DIR).sort() }));
   });
@@ -138,11 +145,17 @@ export async function openSession(admin: Admin, origin: FastifyInstance, appId: 
 /** Adds a stop-idle job (what the scheduler adds every 30 s) and waits until the worker ran it. */
 export async function runStopJob(t: TestApp): Promise<void> {
   const job = await t.services.queues.get(QUEUES.appPods).add('stop-idle', {});
+  await jobDone(t, job.id!);
+}
+
+/** Waits until the worker ran `app-pods` job `id` (queued by the test or by the service). */
+export async function jobDone(t: TestApp, id: string): Promise<void> {
+  const q = t.services.queues.get(QUEUES.appPods);
   for (let i = 0; i < 600; i++) {
-    const state = await job.getState();
+    const state = await (await q.getJob(id))?.getState();
     if (state === 'completed') return;
-    if (state === 'failed') throw new Error('the stop job failed');
+    if (state === 'failed') throw new Error(`app-pods job ${id} failed`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('the stop job did not run');
+  throw new Error(`app-pods job ${id} did not run`);
 }

@@ -8,9 +8,11 @@ import { guard, requireUser } from '../plugins/auth.js';
 import { apiErrors, errorSchema, iso } from '../schemas.js';
 import { DomainError, forbidden, notFound, unauthorized } from '../../errors.js';
 import { appTickets } from '../apps-origin.js';
+import { gatewayCall } from '../apps-gateway.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { allows } from '../../access/access.js';
 import { AppStore, MAX_SOURCE_BYTES } from '../../apps/apps.js';
+import { queueAppStop } from '../../apps/pod-runtime.js';
 import type { AppRow } from '../../db/app-types.js';
 
 const BASE = '/api/workspaces/:ws/apps';
@@ -24,6 +26,13 @@ const app = z.object({
   /** The version viewers run; null until the first publish. */
   published_version: z.number().nullable(), published_at: z.string().nullable(),
 });
+
+/** The app token a pod presents in X-Svc-App-Token (the proxy hands it over on every request). */
+function podToken(req: FastifyRequest): string {
+  const token = req.headers['x-svc-app-token'];
+  if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw unauthorized('an X-Svc-App-Token header is required');
+  return token;
+}
 
 export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (fastify) => {
@@ -86,6 +95,7 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       schema: { tags: ['apps'], summary: 'Delete an app, its draft and every version (ws_editor)', params: idParams, response: { 204: z.null(), ...apiErrors } },
     }, async (req, reply) => {
       await store().delete(await workspaceId(req), req.params.id);
+      await queueAppStop(ctx.services(), req.params.id);
       return reply.status(204).send(null);
     });
 
@@ -108,15 +118,30 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         body: z.object({ source }).strict(), response: { 200: app, ...apiErrors },
       },
     }, async (req) => {
-      const token = req.headers['x-svc-app-token'];
-      if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw unauthorized('an X-Svc-App-Token header is required');
       const s = ctx.services();
-      const b = await appTickets(s).resolve(token);
+      const b = await appTickets(s).resolve(podToken(req));
       if (!b) throw unauthorized('no app session: the app token has ended');
       if (b.mode !== 'edit') throw forbidden('only an edit session saves the draft');
       const snap = await s.access.forUser(b.userId);
       if (!snap.user || !allows(snap, { workspace: b.workspace, role: 'ws_editor' })) throw forbidden(`requires ws_editor in workspace ${b.workspace}`);
       return out(await store().saveDraft(b.workspaceId, b.appId, req.body.source), true);
+    });
+
+    // The query gateway for a pod (docs/apps.md "The query gateway"): a notebook kernel runs its
+    // SQL server-side, reaching the service through apps.pod.callback_url with the session's
+    // token; the same checks, rights and rate limit as POST /_svc/query on the apps origin.
+    fastify.post('/api/apps/query', {
+      schema: {
+        tags: ['apps'], summary: 'Run SQL with the rights of the person an app session is bound to (an app pod, with that session\'s X-Svc-App-Token)',
+        body: z.object({ sql: z.string(), params: z.unknown().optional(), engine: z.string().optional() }).strict(),
+        response: {
+          200: z.object({ columns: z.array(z.object({ name: z.string(), type: z.string() })), rows: z.array(z.array(z.unknown())), truncated: z.boolean() }),
+          ...apiErrors, 410: errorSchema, 429: errorSchema, 503: errorSchema,
+        },
+      },
+    }, async (req) => {
+      const s = ctx.services();
+      return gatewayCall(s, appTickets(s), podToken(req), req.body);
     });
 
     fastify.post(`${BASE}/:id/publish`, {
