@@ -4,6 +4,8 @@
 // baseline); the figure is the per-item time of 2,000 over the per-item time of 200: linear
 // cost is about 1, a step whose cost grows with the finished iterations shows about 10.
 // workflow.foreach_max_items (default 1000) is raised to 2000 the documented way, by its key.
+// Redis database 10 is this bench's own: bench/workflows.ts flushes database 9 when it ends, and
+// run beside it this bench lost its queued jobs there and never finished.
 import { sql } from 'kysely';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,7 +40,7 @@ async function main() {
   const db = await createTestDatabase('svc_bench_foreach');
   const cwd = await mkdtemp(path.join(tmpdir(), 'svc-bench-'));
   const config = loadConfig({ cwd, env: {
-    SVC_DATABASE__URL: db.url, SVC_STORAGE__ACCESS_KEY: 'ak', SVC_STORAGE__SECRET_KEY: 'sk', SVC_REDIS__URL: 'redis://127.0.0.1:6379/9',
+    SVC_DATABASE__URL: db.url, SVC_STORAGE__ACCESS_KEY: 'ak', SVC_STORAGE__SECRET_KEY: 'sk', SVC_REDIS__URL: 'redis://127.0.0.1:6379/10',
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_DATABASE__MAX_CONNECTIONS: '20', SVC_WORKFLOW__FOREACH_MAX_ITEMS: String(BIG),
   } });
   const sink = new PassThrough(); sink.resume();

@@ -91,7 +91,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const access = new AccessResolver(db, clock);
   invalidator.on('session', (keys) => sessions.forget(keys));
   invalidator.on('access', (keys) => access.forget(keys));
-  const flows = new CurrentFlows(db);
+  const flows = new CurrentFlows(db, clock);
   invalidator.on('flow', (keys) => flows.forget(keys));
   const queryEngines = new QueryEngines(config, logging.module('svc::queries'));
   queryEngines.setLookup(engineLookup(db, logging.module('svc::queries')));

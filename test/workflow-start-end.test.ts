@@ -1,11 +1,14 @@
 // The start and the end of an execution without their extra jobs (issue 11), on real PostgreSQL
 // and Redis: with a workflow worker in the creating process the first step is taken as the
 // execution is created (no start job); ends announced together share one `execution-ended` job,
-// which the trigger worker evaluates id by id as it does a job of its own.
+// which the trigger worker evaluates id by id as it does a job of its own; a workspace without a flow
+// trigger announces no end at all.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { signInAdmin, saveYaml, executionsOf, waitFor, waitForEnd, type Admin } from './helpers/workflow.js';
+import { ADMIN, signInAdmin, saveYaml, executionsOf, replica, waitFor, waitForEnd, type Admin } from './helpers/workflow.js';
+import { createWorkspace } from '../src/access/governance.js';
+import { saveFlow } from '../src/workflows/flows.js';
 import { createExecution } from '../src/workflows/executions.js';
 import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
 import { startTriggerLoop } from '../src/jobs/trigger-loop.js';
@@ -87,5 +90,45 @@ test('ends announced in the same turn share one execution-ended job, and each st
     assert.equal((await executionsOf(t.services, NS, 'down')).length, 3);
   } finally {
     await loop.close();
+  }
+});
+
+test('an end is announced only where a flow trigger may hear it; a trigger saved on another replica is heard at once', async () => {
+  const actor = { id: admin.userId, email: ADMIN.email };
+  const ws = await createWorkspace(t.services.db, actor, { slug: 'no-listeners' });
+  await saveFlow(t.services, actor, ws.id, ws.slug, `id: solo\nnamespace: ${NS}\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\n`);
+  const other = replica(t);
+  const unlisten = await other.invalidator.listen();
+  const worker = await startWorkflowWorker(other);
+  const triggers = t.services.queues.get(QUEUE.triggers);
+  // runs solo on the other replica and waits until its task-run job completed (the end is announced before that)
+  const runSolo = async () => {
+    const e = await createExecution(other, { workspaceId: ws.id, namespace: NS, flowId: 'solo', inputs: {}, trigger: { type: 'api', user: 'test' } });
+    assert.equal((await waitForEnd(t.services, e.id)).state, 'SUCCESS');
+    const run = await t.services.db.selectFrom('task_runs').select('id').where('execution_id', '=', e.id).executeTakeFirstOrThrow();
+    await waitFor(async () => (await other.queues.get(QUEUE.taskRuns).getJob(`${run.id}-1`))?.isCompleted(), 'the task run job to complete');
+    return e.id;
+  };
+  try {
+    const quiet = await runSolo();
+    assert.equal(await triggers.getJob(`${quiet}-ended`), undefined, 'no flow in the workspace has a flow trigger: nothing announced');
+    // when whether anyone listens cannot be read, the end is announced (it could not be told later)
+    const ask = other.flows.hasFlowTriggers;
+    other.flows.hasFlowTriggers = async () => { throw new Error('the database is away'); };
+    try {
+      const unsure = await runSolo();
+      assert.ok(await triggers.getJob(`${unsure}-ended`), 'announced when the answer cannot be read');
+    } finally {
+      other.flows.hasFlowTriggers = ask;
+    }
+    // a flow trigger saved through this replica: the invalidation reaches the worker's replica over
+    // Redis (the cache's TTL runs on the test's clock, which stands still: only the message clears it)
+    await saveFlow(t.services, actor, ws.id, ws.slug, `id: listener\nnamespace: ${NS}\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\ntriggers:\n  - id: after\n    type: flow\n    conditions:\n      flowId: solo\n`);
+    const heard = await waitFor(async () => { const id = await runSolo(); return (await triggers.getJob(`${id}-ended`)) ? id : undefined; }, 'an end announced once the trigger exists', 10_000, 10);
+    assert.deepEqual((await triggers.getJob(`${heard}-ended`))!.data, { executionId: heard });
+  } finally {
+    await worker.close();
+    await unlisten();
+    await other.close();
   }
 });

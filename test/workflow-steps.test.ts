@@ -51,7 +51,11 @@ test('an instant run delivered twice at once is recorded once and advances once'
   await advance(t.services, stepContext(t.services.db), id);
   const [a] = await runs(id);
   const results = await Promise.all([1, 2].map(() => runTaskRunJob(t.services, stepContext(t.services.db), null, 'w', job(a))));
-  assert.deepEqual(results.sort(), ['SUCCESS', 'superseded']);
+  // One delivery records it. The other either lost the apply ('superseded') or, when its read came
+  // after the winner's commit (a loaded machine), found the run ended ('duplicate'): both record nothing.
+  const [won, lost] = results.sort();
+  assert.equal(won, 'SUCCESS');
+  assert.ok(lost === 'superseded' || lost === 'duplicate', lost);
   assert.equal((await attempts(a.id)).length, 1);
   const after = await runs(id);
   assert.deepEqual(after.map((r) => [r.task_id, r.state, r.attempt]), [['a', 'SUCCESS', 1], ['b', 'QUEUED', 0]]);

@@ -46,6 +46,8 @@ export const REDACT_PATHS = [
   '*.token', '*.logout_token', '*.id_token', '*.access_token', '*.refresh_token', '*.code_verifier',
 ];
 
+const MAX_MODULE_LOGGERS = 256;
+
 export interface Logging {
   root: Logger;
   /**
@@ -73,11 +75,21 @@ export function createLogging(opts: { filter: string; json: boolean }, dest?: No
   }, stream as any);
   const rootLogger = root.child({ module: 'svc' }, { level: levelFor('svc', filter) });
   if (invalid) rootLogger.warn({ directive: opts.filter }, 'invalid log.filter directive; falling back to info');
+  const modules = new Map<string, Logger>();
   const access = pino({ level: levelFor('svc::api', filter), base: { pid: process.pid, module: 'svc::api' } }, stream as any);
   return {
     root: rootLogger,
     access,
-    module: (name) => root.child({ module: name }, { level: levelFor(name, filter!) }),
+    // One child per module name, made once: hot paths (a task attempt) ask for theirs each time.
+    // Names are literals of the code, so the map stays small; a cap keeps it so regardless.
+    module: (name) => {
+      let child = modules.get(name);
+      if (!child) {
+        child = root.child({ module: name }, { level: levelFor(name, filter!) });
+        if (modules.size < MAX_MODULE_LOGGERS) modules.set(name, child);
+      }
+      return child;
+    },
   };
 }
 

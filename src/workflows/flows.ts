@@ -15,6 +15,8 @@ export interface FlowChangeDeps { db: Db; invalidator: CacheInvalidation }
 
 /** The invalidation key of a flow (kind `flow`, src/workflows/current-flows.ts). */
 export const flowCacheKey = (k: FlowKey) => `${k.workspaceId}\u0000${k.namespace}\u0000${k.flowId}`;
+/** The workspace id of a flowCacheKey. */
+export const flowCacheWorkspace = (key: string) => key.slice(0, key.indexOf('\u0000'));
 
 export interface FlowKey { workspaceId: string; namespace: string; flowId: string }
 export interface FlowRecord { namespace: string; flow_id: string; revision: number; source: string; definition: FlowDef; uses_secrets: boolean; updated_at: Date; deleted: boolean }

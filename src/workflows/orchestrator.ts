@@ -109,7 +109,7 @@ export async function startCreated(services: Services, e: NewExecution): Promise
   if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
     ctx.snapshots.set(e.id, { exec: { ...created.exec, version: '1', state: plan.exec.state ?? 'RUNNING' }, runs: plan.runs });
   }
-  await afterAdvance(services, e.id, plan.ended, plan.leaves);
+  await afterAdvance(services, e, plan.ended, plan.leaves);
   return true;
 }
 
@@ -162,7 +162,7 @@ export async function step(services: Services, ctx: StepContext, executionId: st
       if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
         ctx.snapshots.set(executionId, { exec: { ...snap.exec, version: String(BigInt(snap.exec.version) + 1n), state: plan.exec.state ?? snap.exec.state }, runs: plan.runs });
       }
-      await afterAdvance(services, executionId, plan.ended, plan.leaves);
+      await afterAdvance(services, snap.exec, plan.ended, plan.leaves);
       return { recorded: !!outcome, ended: plan.ended };
     }
     if (res.locked) return { recorded: false, ended: null };
@@ -187,17 +187,25 @@ async function failUnstorable(services: Services, executionId: string, outcome: 
   const now = services.clock.now();
   const failed = await failExecution(services.db, executionId, outcome, reason, now);
   if (!failed) return { recorded: false, ended: null };
-  await afterAdvance(services, executionId, 'FAILED', []);
+  await afterAdvance(services, { id: executionId }, 'FAILED', []);
   return { recorded: !!outcome, ended: 'FAILED' };
 }
 
-/** After the commit: queue the new leaf task runs and announce an ended execution. */
-async function afterAdvance(services: Services, executionId: string, ended: ExecutionState | null, leaves: LeafDispatch[]): Promise<void> {
+/**
+ * After the commit: queue the new leaf task runs and announce an ended execution to the flow
+ * triggers of its workspace, when it has any (an end whose workspace is not at hand is announced).
+ */
+async function afterAdvance(services: Services, exec: { id: string; workspace_id?: string }, ended: ExecutionState | null, leaves: LeafDispatch[]): Promise<void> {
   await dispatchLeaves(services, leaves);
   if (ended) {
     services.metrics.executionsEnded.inc({ state: ended });
     // Flow triggers of other flows react to this end (the trigger worker is idempotent per end).
-    await services.workflowQueue.ended(executionId);
+    // When the answer cannot be read, announce: an unheard end cannot be told again later.
+    const listened = exec.workspace_id === undefined || await services.flows.hasFlowTriggers(exec.workspace_id).catch((err: Error) => {
+      services.logging.module('svc::workflows::orchestrator').warn({ executionId: exec.id, err: err.message }, 'could not read whether a flow trigger listens: announcing the end');
+      return true;
+    });
+    if (listened) await services.workflowQueue.ended(exec.id);
   }
 }
 

@@ -35,6 +35,9 @@ export function taskAtPath(def: FlowDef, path: string): TaskDef | undefined {
   return task;
 }
 
+/** The signal of an attempt nothing can abort. */
+const NEVER_ABORTED = new AbortController().signal;
+
 class Aborted extends Error { constructor(readonly kind: 'killed' | 'timeout', message: string) { super(message); } }
 
 interface Claimed {
@@ -137,7 +140,11 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
     services.logging.module('svc::workflows::logs'));
   if (a.reason?.startsWith('handed back')) log.system('WARN', `attempt ${run.attempt}: ${a.reason}`);
 
-  const controller = new AbortController();
+  // Only a timeout or a kill poll (leased runs) can abort an attempt; an instant run without a
+  // timeout shares one signal that never fires (an AbortController per attempt showed in profiles).
+  const timeoutMs = taskDef ? timeoutFor(services, taskDef) : undefined;
+  const controller = timeoutMs !== undefined || 'lease' in a.guard ? new AbortController() : undefined;
+  const signal = controller?.signal ?? NEVER_ABORTED;
   const started = Date.now();
   let state: TaskRunState = 'SUCCESS';
   let outputs: Record<string, unknown> = {};
@@ -145,9 +152,8 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
   const timers: NodeJS.Timeout[] = [];
   try {
     if (!taskDef) throw new TaskFailure(`task at ${run.path} is not in revision ${exec.flow_revision} of the flow`);
-    const timeoutMs = timeoutFor(services, taskDef);
     if (timeoutMs !== undefined) {
-      timers.push(setTimeout(() => controller.abort(new Aborted('timeout', `timed out after ${timeoutMs / 1000} s`)), timeoutMs));
+      timers.push(setTimeout(() => controller!.abort(new Aborted('timeout', `timed out after ${timeoutMs / 1000} s`)), timeoutMs));
     }
     if ('lease' in a.guard) {
       // Kill requests are polled; the lease in the database is renewed alongside (BullMQ renews its lock).
@@ -156,7 +162,7 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
       timers.push(setInterval(() => {
         void (async () => {
           const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst();
-          if (row?.kill_requested_at && !controller.signal.aborted) controller.abort(new Aborted('killed', 'killed'));
+          if (row?.kill_requested_at && !signal.aborted) controller!.abort(new Aborted('killed', 'killed'));
           if (Date.now() - lastRenew > Math.min(30_000, (cfg.working_timeout_s * 1000) / 3)) {
             lastRenew = Date.now();
             await services.db.updateTable('task_runs').set({ lease_until: new Date(services.clock.now().getTime() + cfg.working_timeout_s * 1000) })
@@ -190,11 +196,11 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
       ? await services.db.selectFrom('workspaces').select(['workflow_containers', 'workflow_plugins']).where('id', '=', exec.workspace_id).executeTakeFirstOrThrow()
       : { workflow_containers: false, workflow_plugins: false };
     const handler = handlerFor(taskDef.type);
-    const running = handler({ services, task: rendered, log, signal: controller.signal, ids: { workspaceId: exec.workspace_id, executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, workspace: ws, runner, timeoutMs });
+    const running = handler({ services, task: rendered, log, signal, ids: { workspaceId: exec.workspace_id, executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, workspace: ws, runner, timeoutMs });
     // A container task ends when its container is gone (SIGTERM, kill_grace_s, SIGKILL), so the
     // attempt holds its lease until then; in-process tasks end at once on abort.
-    outputs = inContainer ? await running : await Promise.race([running, new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+    outputs = inContainer || !controller ? await running : await Promise.race([running, new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     })]);
   } catch (err) {
     if (err instanceof Aborted) { state = err.kind === 'killed' ? 'KILLED' : 'FAILED'; error = err.message; }
