@@ -12,7 +12,7 @@ import { applyTheme, currentTheme, nextTheme } from './lib/theme';
 import { SignIn } from './screens/SignIn';
 import { Home } from './screens/Home';
 import { may } from './lib/access';
-import { WORKSPACE_SCREENS } from './nav';
+import { WORKSPACE_GROUPS, WORKSPACE_SCREENS } from './nav';
 import { lazy, onLazyShown } from './lib/lazy';
 
 // Every screen but sign-in and home arrives when first shown (docs/ui.md "First load"): the first
@@ -110,18 +110,26 @@ function WorkspaceNav({ route, me }: { route: Route; me: Me }) {
   if (screens.length === 0) return null;
   const others = me.workspaces.filter((w) => w.slug !== ws);
   return (
-    <nav aria-label={`Workspace ${ws}`} class="container wsnav">
-      <ul>
-        <li>
-          {others.length === 0 ? <strong class="ws-name">{ws}</strong> : (
-            <select aria-label="Workspace" value={ws} onChange={(e) => { location.hash = WORKSPACE_SCREENS[0].href(e.currentTarget.value); }}>
-              {me.workspaces.some((w) => w.slug === ws) ? null : <option value={ws}>{ws}</option>}
-              {me.workspaces.map((w) => <option key={w.slug} value={w.slug}>{w.name}</option>)}
-            </select>
-          )}
-        </li>
-        {screens.map((s) => <li key={s.key}><a href={s.href(ws)} aria-current={s.routes.includes(route.name) ? 'page' : undefined}>{s.label}</a></li>)}
-      </ul>
+    <nav aria-label={`Workspace ${ws}`} class="wsnav">
+      <div class="ws-pick">
+        {others.length === 0 ? <strong class="ws-name">{ws}</strong> : (
+          <select aria-label="Workspace" value={ws} onChange={(e) => { location.hash = WORKSPACE_SCREENS[0].href(e.currentTarget.value); }}>
+            {me.workspaces.some((w) => w.slug === ws) ? null : <option value={ws}>{ws}</option>}
+            {me.workspaces.map((w) => <option key={w.slug} value={w.slug}>{w.name}</option>)}
+          </select>
+        )}
+      </div>
+      {WORKSPACE_GROUPS.map((g) => {
+        const items = screens.filter((s) => s.group === g);
+        return items.length === 0 ? null : (
+          <div key={g} class="wsgroup">
+            <span class="wsgroup-title" id={`wsg-${g}`}>{g}</span>
+            <ul aria-labelledby={`wsg-${g}`}>
+              {items.map((s) => <li key={s.key}><a href={s.href(ws)} aria-current={s.routes.includes(route.name) ? 'page' : undefined}>{s.label}</a></li>)}
+            </ul>
+          </div>
+        );
+      })}
     </nav>
   );
 }
@@ -241,10 +249,13 @@ function App() {
   return (
     <SessionContext.Provider value={session}>
       <TopBar route={route} me={state.me} onSignOut={signOut} />
-      <WorkspaceNav route={route} me={state.me} />
-      <main id="main" tabIndex={-1} class="container">
-        <Screen route={route} />
-      </main>
+      {/* The workspace navigation and the screen: side by side on a wide window (app.css). */}
+      <div class="container shell">
+        <WorkspaceNav route={route} me={state.me} />
+        <main id="main" tabIndex={-1}>
+          <Screen route={route} />
+        </main>
+      </div>
     </SessionContext.Provider>
   );
 }
