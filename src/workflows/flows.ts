@@ -127,10 +127,22 @@ export async function getRevision(db: Db, key: FlowKey, revision: number) {
   return row;
 }
 
+/**
+ * Bytes of parsed definitions a FlowDefinitions keeps (estimated at set time from the definition's
+ * JSON, once per revision and hour). Beyond it the oldest go; a definition larger than the whole
+ * budget is not kept, and each step of its executions reads and parses it again.
+ */
+export const DEFINITION_CACHE_BYTES = 16 * 1024 * 1024;
+const definitionBytes = (k: string, def: FlowDef) => 256 + 2 * k.length + 3 * JSON.stringify(def).length;
+
 /** Parsed definitions of exact revisions; a revision never changes, so the cache never goes stale. */
 export class FlowDefinitions {
-  private readonly cache = new TtlCache<string, FlowDef>(2_000, 3_600_000);
-  constructor(private readonly db: Db) {}
+  private readonly cache: TtlCache<string, FlowDef>;
+  constructor(private readonly db: Db, maxBytes = DEFINITION_CACHE_BYTES) {
+    this.cache = new TtlCache(2_000, 3_600_000, Date.now, { max: maxBytes, sizeOf: definitionBytes });
+  }
+  /** Bytes held, as estimated (for tests and metrics). */
+  get bytes(): number { return this.cache.byteSize; }
 
   async get(key: FlowKey, revision: number): Promise<FlowDef> {
     const k = `${key.workspaceId}/${key.namespace}/${key.flowId}@${revision}`;

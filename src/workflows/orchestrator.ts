@@ -18,6 +18,7 @@ import { templateContext, templateFunctions } from './context.js';
 import { FlowDefinitions } from './flows.js';
 import { storableText } from './storable.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import { snapshotBytes } from './snapshot-bytes.js';
 import { applyOutcomes, applyStep, failExecution, insertStarted, outcomeOnly, readSettledRuns, readSnapshot, type Applying, type NewExecution, type Started } from './execution-store.js';
 import { sameTurn } from '../util/same-turn.js';
 import { needsDefinition, plan } from './planner/plan.js';
@@ -46,13 +47,23 @@ export interface StepContext {
 }
 
 const SNAPSHOT_RUNS_MAX = 200;
+/**
+ * Bytes of kept snapshots per worker (estimated, snapshot-bytes.ts): runs carry their outputs, so
+ * 256 snapshots of 200 runs could otherwise hold gigabytes. Beyond it the oldest go; a snapshot
+ * larger than the whole budget is not kept, and the next step of that execution reads it.
+ */
+export const SNAPSHOT_CACHE_BYTES = 32 * 1024 * 1024;
 /** At most this many executions in one insert, or outcomes in one apply (bounds the statement's size). */
 const CREATE_BATCH_MAX = 100;
 const OUTCOME_BATCH_MAX = 50;
 
-export function stepContext(db: Db): StepContext {
+/** Byte budgets of a step context's caches (tests pass small ones). */
+export interface StepCacheBytes { snapshots?: number; definitions?: number }
+
+export function stepContext(db: Db, bytes: StepCacheBytes = {}): StepContext {
   return {
-    defs: new FlowDefinitions(db), snapshots: new TtlCache(256, 60_000),
+    defs: new FlowDefinitions(db, bytes.definitions),
+    snapshots: new TtlCache(256, 60_000, Date.now, { max: bytes.snapshots ?? SNAPSHOT_CACHE_BYTES, sizeOf: snapshotBytes }),
     creates: sameTurn((items) => insertStarted(db, items), CREATE_BATCH_MAX),
     outcomes: sameTurn((items) => applyOutcomes(db, items), OUTCOME_BATCH_MAX),
   };
