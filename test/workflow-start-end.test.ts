@@ -10,7 +10,7 @@ import { ADMIN, signInAdmin, saveYaml, executionsOf, replica, waitFor, waitForEn
 import { createWorkspace } from '../src/access/governance.js';
 import { saveFlow } from '../src/workflows/flows.js';
 import { createExecution } from '../src/workflows/executions.js';
-import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
+import { startWorkflowWorker, sweep } from '../src/jobs/workflow-worker.js';
 import { startTriggerLoop } from '../src/jobs/trigger-loop.js';
 import { QUEUE } from '../src/jobs/queues.js';
 
@@ -106,7 +106,7 @@ test('an end is announced only where a flow trigger may hear it; a trigger saved
     const e = await createExecution(other, { workspaceId: ws.id, namespace: NS, flowId: 'solo', inputs: {}, trigger: { type: 'api', user: 'test' } });
     assert.equal((await waitForEnd(t.services, e.id)).state, 'SUCCESS');
     const run = await t.services.db.selectFrom('task_runs').select('id').where('execution_id', '=', e.id).executeTakeFirstOrThrow();
-    await waitFor(async () => (await other.queues.get(QUEUE.taskRuns).getJob(`${run.id}-1`))?.isCompleted(), 'the task run job to complete');
+    await waitFor(async () => (await other.queues.get(QUEUE.instantRuns).getJob(`${run.id}-1`))?.isCompleted(), "the instant run's job to complete");
     return e.id;
   };
   try {
@@ -130,5 +130,40 @@ test('an end is announced only where a flow trigger may hear it; a trigger saved
     await worker.close();
     await unlisten();
     await other.close();
+  }
+});
+
+test('instant runs (log, output, fail) are jobs of instant-runs, claimed runs of task-runs; the sweep re-queues only a run whose job is on neither', async () => {
+  await saveYaml(t, admin, `id: mixed\nnamespace: ${NS}\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\n  - id: s\n    type: sleep\n    duration: PT0S\n`);
+  const instant = t.services.queues.get(QUEUE.instantRuns);
+  const leased = t.services.queues.get(QUEUE.taskRuns);
+  const worker = await startWorkflowWorker(t.services);
+  try {
+    const e = await start('mixed');
+    assert.equal((await waitForEnd(t.services, e.id)).state, 'SUCCESS');
+    const runs = await t.services.db.selectFrom('task_runs').select(['id', 'task_id']).where('execution_id', '=', e.id).execute();
+    const o = runs.find((r) => r.task_id === 'o')!.id; const s = runs.find((r) => r.task_id === 's')!.id;
+    assert.ok(await instant.getJob(`${o}-1`), 'the output run is a job of instant-runs');
+    assert.equal(await leased.getJob(`${o}-1`), undefined);
+    assert.ok(await leased.getJob(`${s}-1`), 'the sleep run is a job of task-runs');
+    assert.equal(await instant.getJob(`${s}-1`), undefined);
+
+    // a run waiting on the paused instant-runs queue: its job is there, so the sweep leaves it
+    await instant.pause();
+    const waiting = await start('up');
+    const run = await waitFor(() => t.services.db.selectFrom('task_runs').select(['id', 'state']).where('execution_id', '=', waiting.id).executeTakeFirst(), 'the queued run');
+    assert.equal(run.state, 'QUEUED');
+    await waitFor(() => instant.getJob(`${run.id}-1`), 'its job on instant-runs');
+    const longAgo = new Date(t.services.clock.now().getTime() - 3_600_000);
+    await t.services.db.updateTable('task_runs').set({ dispatched_at: longAgo }).where('id', '=', run.id).execute();
+    assert.equal((await sweep(t.services)).leaves, 0, 'a job on instant-runs is found');
+    // its job lost: the sweep queues it again on task-runs, whose worker reads the run and runs it
+    await (await instant.getJob(`${run.id}-1`))!.remove();
+    assert.equal((await sweep(t.services)).leaves, 1);
+    assert.ok(await leased.getJob(`${run.id}-1`), 're-queued on task-runs, without the instant hint');
+    assert.equal((await waitForEnd(t.services, waiting.id)).state, 'SUCCESS');
+  } finally {
+    await instant.resume();
+    await worker.close();
   }
 });

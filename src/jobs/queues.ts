@@ -77,7 +77,12 @@ export const QUEUES = {
   }),
   taskRuns: defineQueue<TaskRunJobData>({
     name: 'task-runs',
-    description: 'one job per task-run attempt: the leaf tasks',
+    description: 'one job per task-run attempt: the leaf tasks that hold a lease (at most workflow.batch at once per worker)',
+    jobOptions: KEEP,
+  }),
+  instantRuns: defineQueue<TaskRunJobData>({
+    name: 'instant-runs',
+    description: 'one job per task-run attempt of the instant types (log, output, fail): run in memory without a lease, many at once',
     jobOptions: KEEP,
   }),
   triggers: defineQueue<TriggerJob>({

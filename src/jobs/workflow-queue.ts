@@ -1,5 +1,5 @@
-// The WorkflowQueue port (src/workflows/ports.ts) on BullMQ: the `executions`, `task-runs` and
-// `triggers` queues of src/jobs/queues.ts, with their declared retention.
+// The WorkflowQueue port (src/workflows/ports.ts) on BullMQ: the `executions`, `task-runs`,
+// `instant-runs` and `triggers` queues of src/jobs/queues.ts, with their declared retention.
 import type { WorkflowQueue } from '../workflows/ports.js';
 import type { JobsOptions } from 'bullmq';
 import { QUEUES, jobOptions, type Queues, type TaskRunJobData } from './queues.js';
@@ -22,10 +22,16 @@ export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
   }, ENDED_BATCH_MAX);
   // Leaves queued in the same turn (executions created or stepping together) go in one addBulk:
   // the same jobs, ids and options, one round trip to Redis instead of one per caller.
+  // Instant runs (log, output, fail) go to their own queue, whose workers take many at once: they
+  // hold no lease and no container, so they need not wait for one of the `batch` slots.
+  const queueOf = (d: TaskRunJobData) => (d.instant === true ? QUEUES.instantRuns : QUEUES.taskRuns);
   const queueLeaves = sameTurn<{ name: string; data: TaskRunJobData; opts: JobsOptions }>(async (jobs) => {
-    const q = queues.get(QUEUES.taskRuns);
-    if (jobs.length === 1) await q.add(jobs[0].name, jobs[0].data, jobs[0].opts);
-    else await q.addBulk(jobs);
+    await Promise.all([QUEUES.instantRuns, QUEUES.taskRuns].map(async (def) => {
+      const mine = jobs.filter((j) => queueOf(j.data) === def);
+      const q = queues.get(def);
+      if (mine.length === 1) await q.add(mine[0].name, mine[0].data, mine[0].opts);
+      else if (mine.length > 1) await q.addBulk(mine);
+    }));
   }, DISPATCH_BATCH_MAX);
   return {
     async advance(executionId, reason, created) {
@@ -33,11 +39,10 @@ export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
     },
     async dispatch(leaves) {
       if (leaves.length === 0) return;
-      await queueLeaves(leaves.map((l) => ({
-        name: 'run',
-        data: { taskRunId: l.taskRunId, executionId: l.executionId, attempt: l.attempt + 1, instant: l.instant },
-        opts: jobOptions(QUEUES.taskRuns, { jobId: `${l.taskRunId}-${l.attempt + 1}`, delay: l.delayMs }),
-      })));
+      await queueLeaves(leaves.map((l) => {
+        const data: TaskRunJobData = { taskRunId: l.taskRunId, executionId: l.executionId, attempt: l.attempt + 1, instant: l.instant };
+        return { name: 'run', data, opts: jobOptions(queueOf(data), { jobId: `${l.taskRunId}-${l.attempt + 1}`, delay: l.delayMs }) };
+      }));
     },
     ended(executionId) {
       return announce([executionId]);

@@ -1,7 +1,8 @@
-// The workflow worker pool: BullMQ workers on the `executions` queue (the orchestrator) and the
-// `task-runs` queue (leaf task runs). Queue semantics carry the spec's rules:
+// The workflow worker pool: BullMQ workers on the `executions` queue (the orchestrator), the
+// `task-runs` queue (leaf task runs that are claimed with a lease) and the `instant-runs` queue
+// (log, output and fail runs, never claimed). Queue semantics carry the spec's rules:
 //   claim tick    -> a free slot waits at most tick_interval_secs (drainDelay) and wakes at once
-//                    when a job arrives; at most `batch` task runs run at once (concurrency)
+//                    when a job arrives; at most `batch` claimed task runs run at once (concurrency)
 //   lease         -> the job lock, lockDuration = working_timeout_s, renewed while the worker lives
 //   reaper        -> the stalled-job check every reaper_interval_secs hands back a run whose lock
 //                    expired; plus a sweep that re-queues work whose enqueue was lost to a crash
@@ -18,6 +19,8 @@ import { enqueueAdvance } from '../workflows/executions.js';
 export interface WorkflowWorker { workerId: string; close(): Promise<void> }
 
 const SWEEP_AFTER_MS = 30_000;
+/** Instant task runs (log, output, fail) a worker runs at once: they wait on nothing but their step's commit. */
+export const INSTANT_CONCURRENCY = 64;
 
 export async function startWorkflowWorker(services: Services): Promise<WorkflowWorker> {
   const cfg = services.config.workflow;
@@ -30,14 +33,18 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
     return advance(services, ctx, job.data.executionId, job.data.created ? revive(job.data.created as Snapshot) : undefined);
   }, { log, concurrency: Math.max(4, cfg.batch), drainDelay: Math.max(1, cfg.tick_interval_secs), stalledInterval: Math.max(1, cfg.reaper_interval_secs) * 1000, maxStalledCount: 5 });
 
-  const taskRuns = startWorker(services, QUEUES.taskRuns, (job) => runTaskRunJob(services, ctx, runner, workerId, job.data), {
+  const leafOptions = {
     log,
-    concurrency: Math.max(1, cfg.batch),
     drainDelay: Math.max(1, cfg.tick_interval_secs),
     lockDuration: Math.max(1, cfg.working_timeout_s) * 1000,
     stalledInterval: Math.max(1, cfg.reaper_interval_secs) * 1000,
     maxStalledCount: 10,
-  });
+  };
+  const runLeaf = (job: { data: TaskRunJob }) => runTaskRunJob(services, ctx, runner, workerId, job.data);
+  const taskRuns = startWorker(services, QUEUES.taskRuns, runLeaf, { ...leafOptions, concurrency: Math.max(1, cfg.batch) });
+  // Instant runs hold no lease and no container and end in microseconds: many at once let their
+  // outcomes share the orchestrator's group commits (docs/workflows.md "Instant task runs").
+  const instantRuns = startWorker(services, QUEUES.instantRuns, runLeaf, { ...leafOptions, concurrency: Math.max(INSTANT_CONCURRENCY, cfg.batch) });
   await services.queues.get(QUEUES.executions).upsertJobScheduler('sweep', { every: Math.max(1, cfg.reaper_interval_secs) * 1000 }, { name: 'sweep', data: { executionId: '' }, opts: QUEUES.executions.scheduledJobOptions });
   // Executions created in this process now take their first step as they are created.
   startInline(services, ctx);
@@ -46,23 +53,24 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
     workerId,
     async close() {
       startInline(services, undefined);
-      await Promise.all([orchestrator.close(), taskRuns.close()]);
+      await Promise.all([orchestrator.close(), taskRuns.close(), instantRuns.close()]);
     },
   };
 }
 
 /** Re-queues work whose enqueue was lost (a crash between commit and add): idempotent by job id. */
-async function sweep(services: Services): Promise<{ starts: number; leaves: number }> {
+export async function sweep(services: Services): Promise<{ starts: number; leaves: number }> {
   const cutoff = new Date(services.clock.now().getTime() - SWEEP_AFTER_MS);
   const created = await services.db.selectFrom('executions').select('id').where('state', '=', 'CREATED').where('created_at', '<', cutoff).limit(100).execute();
   for (const e of created) await enqueueAdvance(services, e.id, 'start');
   const queued = await services.db.selectFrom('task_runs').select(['id', 'execution_id', 'attempt'])
     .where('state', '=', 'QUEUED').where('dispatched_at', '<', cutoff).limit(100).execute();
-  const q = services.queues.get(QUEUES.taskRuns);
+  const queues = [services.queues.get(QUEUES.taskRuns), services.queues.get(QUEUES.instantRuns)];
   const lost = [];
   for (const r of queued) {
-    const job = await q.getJob(`${r.id}-${r.attempt + 1}`);
-    if (!job) lost.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt });
+    const id = `${r.id}-${r.attempt + 1}`;
+    // re-queued without the instant hint: the task-runs worker reads the run to learn its type
+    if (!(await Promise.all(queues.map((q) => q.getJob(id)))).some(Boolean)) lost.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt });
   }
   await dispatchLeaves(services, lost);
   return { starts: created.length, leaves: lost.length };
