@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { signInAdmin, saveYaml, replica, waitFor, ADMIN, type Admin } from './helpers/workflow.js';
 import { createExecution } from '../src/workflows/executions.js';
-import { deleteFlow } from '../src/workflows/flows.js';
+import { deleteFlow, flowCacheKey, FlowDefinitions } from '../src/workflows/flows.js';
+import { CurrentFlows } from '../src/workflows/current-flows.js';
 import type { Services } from '../src/services.js';
 
 const FLOW = (input: string) => `id: cached\nnamespace: cache\ninputs:\n  - id: ${input}\n    type: STRING\n    defaults: x\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\n`;
@@ -52,4 +53,36 @@ test('a delete on one replica makes a start on another a 404', async () => {
     return err && /flow does not exist/.test(err.message);
   }, 'the other replica to forget the deleted flow', 10_000);
   await assert.rejects(start(t.services), /flow does not exist/, 'this replica forgot it at once');
+});
+
+test('a burst of starts on a cold cache reads the flow once; a start after an invalidation reads again', async () => {
+  let reads = 0;
+  // the service's database, counting the statements these caches send
+  const db = t.services.db.withPlugin({ transformQuery: (a) => { reads++; return a.node; }, transformResult: async (a) => a.result });
+  const key = { workspaceId: admin.workspaceId, namespace: 'cache', flowId: 'burst' };
+  await saveYaml(t, admin, FLOW('a').replace('id: cached', 'id: burst'));
+  const once = await new CurrentFlows(db, t.services.clock).get(key);
+  const perRead = reads;
+  assert.ok(perRead > 0);
+
+  reads = 0;
+  const flows = new CurrentFlows(db, t.services.clock);
+  const got = await Promise.all(Array.from({ length: 50 }, () => flows.get(key)));
+  assert.equal(reads, perRead, '50 concurrent misses, one read');
+  assert.ok(got.every((f) => f.revision === once.revision));
+
+  // an invalidation while a read is in flight: the start after it does not join that read
+  reads = 0;
+  const cold = new CurrentFlows(db, t.services.clock);
+  const before = cold.get(key);
+  cold.forget([flowCacheKey(key)]);
+  await Promise.all([before, cold.get(key)]);
+  assert.equal(reads, 2 * perRead);
+
+  reads = 0;
+  const defs = new FlowDefinitions(db);
+  const parsed = await Promise.all(Array.from({ length: 50 }, () => defs.get(key, once.revision)));
+  assert.equal(reads, 1, 'one read of the revision for 50 concurrent misses');
+  assert.ok(parsed.every((d) => d === parsed[0] && d.tasks[0].id === 'o'));
+  await assert.rejects(Promise.all([defs.get(key, 99), defs.get(key, 99)]), /flow revision does not exist/);
 });

@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../clock.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import { SingleFlight } from '../util/single-flight.js';
 import type { FlowDef } from './flow.js';
 import { flowCacheKey, flowCacheWorkspace, getFlow, type FlowKey } from './flows.js';
 
@@ -26,6 +27,7 @@ export class CurrentFlows {
   });
   /** workspace id -> whether one of its flows has a flow trigger (36-character keys, one boolean: bounded by count) */
   private readonly flowTriggers: TtlCache<string, boolean>;
+  private readonly loading = new SingleFlight<string, CurrentFlow>();
   /** moves on every invalidation: a read that started before one must not fill the cache */
   private epoch = 0;
 
@@ -38,11 +40,13 @@ export class CurrentFlows {
     const k = flowCacheKey(key);
     const hit = this.cache.get(k);
     if (hit) return hit;
-    const epoch = this.epoch;
-    const row = await getFlow(this.db, key);
-    const flow = { revision: row.revision, inputs: row.definition.inputs };
-    if (epoch === this.epoch) this.cache.set(k, flow);
-    return flow;
+    return this.loading.run(k, async () => {
+      const epoch = this.epoch;
+      const row = await getFlow(this.db, key);
+      const flow = { revision: row.revision, inputs: row.definition.inputs };
+      if (epoch === this.epoch) this.cache.set(k, flow);
+      return flow;
+    });
   }
 
   /**
@@ -64,6 +68,7 @@ export class CurrentFlows {
     this.epoch++;
     for (const k of keys) {
       this.cache.delete(k);
+      this.loading.forget(k);
       this.flowTriggers.delete(flowCacheWorkspace(k));
     }
   }

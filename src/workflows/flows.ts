@@ -6,6 +6,7 @@ import { notFound, badRequest, isUniqueViolation } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
 import { parseFlow, FlowValidationError, type FlowDef, type ParsedFlow } from './flow.js';
 import { TtlCache } from '../util/ttl-cache.js';
+import { SingleFlight } from '../util/single-flight.js';
 import { validateTriggers } from './trigger-validation.js';
 import type { Actor } from '../access/actor.js';
 import type { CacheInvalidation } from '../util/invalidation.js';
@@ -138,6 +139,7 @@ const definitionBytes = (k: string, def: FlowDef) => 256 + 2 * k.length + 3 * JS
 /** Parsed definitions of exact revisions; a revision never changes, so the cache never goes stale. */
 export class FlowDefinitions {
   private readonly cache: TtlCache<string, FlowDef>;
+  private readonly loading = new SingleFlight<string, FlowDef>();
   constructor(private readonly db: Db, maxBytes = DEFINITION_CACHE_BYTES) {
     this.cache = new TtlCache(2_000, 3_600_000, Date.now, { max: maxBytes, sizeOf: definitionBytes });
   }
@@ -148,12 +150,15 @@ export class FlowDefinitions {
     const k = `${key.workspaceId}/${key.namespace}/${key.flowId}@${revision}`;
     const hit = this.cache.get(k);
     if (hit) return hit;
-    const row = await this.db.selectFrom('flow_revisions').select('source')
-      .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId).where('revision', '=', revision)
-      .executeTakeFirst();
-    if (!row) throw notFound(`flow revision does not exist: ${key.namespace}.${key.flowId} revision ${revision}`);
-    const def = parseFlow(row.source).def;
-    this.cache.set(k, def);
-    return def;
+    // a revision never changes: nothing to forget, concurrent misses share one read and parse
+    return this.loading.run(k, async () => {
+      const row = await this.db.selectFrom('flow_revisions').select('source')
+        .where('workspace_id', '=', key.workspaceId).where('namespace', '=', key.namespace).where('flow_id', '=', key.flowId).where('revision', '=', revision)
+        .executeTakeFirst();
+      if (!row) throw notFound(`flow revision does not exist: ${key.namespace}.${key.flowId} revision ${revision}`);
+      const def = parseFlow(row.source).def;
+      this.cache.set(k, def);
+      return def;
+    });
   }
 }
