@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { signInAdmin } from './helpers/workflow.js';
 import { createLocalUser } from '../src/identity/users.js';
 import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
@@ -31,7 +31,7 @@ describe('apps resource', () => {
   before(async () => {
     s3 = await startS3();
     t = await startTestApp({
-      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      ...storageEnv(s3),
       SVC_APPS__STORAGE__PREFIX: 'data-apps/',
     });
     wsId = (await signInAdmin(t)).workspaceId;

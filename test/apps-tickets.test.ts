@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { signInAdmin, type Admin } from './helpers/workflow.js';
 import { APP_COOKIE, buildAppsOrigin } from '../src/api/apps-origin.js';
 import { createLocalUser } from '../src/identity/users.js';
@@ -23,7 +23,7 @@ describe('app tickets without apps.origin', () => {
   let t: TestApp;
   before(async () => {
     s3 = await startS3();
-    t = await startTestApp({ SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket });
+    t = await startTestApp(storageEnv(s3));
   });
   after(async () => { await t.close(); await s3.stop(); });
 
@@ -46,7 +46,7 @@ describe('app tickets and tokens', () => {
   before(async () => {
     s3 = await startS3();
     t = await startTestApp({
-      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      ...storageEnv(s3),
       SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE, SVC_APPS__TICKET_TTL_SECS: '30',
       SVC_APPS__SESSION_IDLE_SECS: '600', SVC_APPS__SESSION_ABSOLUTE_SECS: '1000', SVC_APPS__COOKIE_TTL_SECS: '1000',
     });
@@ -165,7 +165,7 @@ describe('the query gateway', () => {
   before(async () => {
     s3 = await startS3();
     t = await startTestApp({
-      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      ...storageEnv(s3),
       SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE,
       SVC_APPS__MAX_ROWS: '7', SVC_APPS__RATE_MAX: '3', SVC_APPS__RATE_WINDOW_SECS: '10',
     });
@@ -262,7 +262,7 @@ describe('the query gateway: apps.timeout_secs', () => {
   before(async () => {
     s3 = await startS3();
     t = await startTestApp({
-      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      ...storageEnv(s3),
       SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE, SVC_APPS__TIMEOUT_SECS: '1',
     });
     origin = await buildAppsOrigin({ services: t.services });

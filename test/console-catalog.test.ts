@@ -12,7 +12,7 @@ import { IcebergRestCatalog } from 'iceberg-js';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
 import { signIn, startSvc, type Svc } from './helpers/console.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { createPolicy } from '../src/policy/policies.js';
 import { CLI_ACTOR } from '../src/access/actor.js';
 import { createLocalUser } from '../src/identity/users.js';
@@ -42,7 +42,7 @@ before(async () => {
   s3 = await startS3('warehouse');
   svc = await startSvc({
     SVC_CATALOG__ENABLED: 'true', SVC_CATALOG__AUTH_TOKEN: TOKEN, SVC_CATALOG__WAREHOUSE: 's3://warehouse/lake', SVC_POLICY_SERVICE__ENABLED: 'true',
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__BUCKET: s3.bucket, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
   });
   const db = svc.server.services.db;
   const ws = await db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();

@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
 import { downloadText, pasteInto, signIn, startSvc, type Svc } from './helpers/console.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 
 let browser: TestBrowser; let svc: Svc; let s3: TestS3;
 before(async () => {
   s3 = await startS3();
   svc = await startSvc({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+    ...storageEnv(s3),
     SVC_ENGINES__PROVISIONER: 'none', SVC_ENGINE__MAX_ROWS: '100', SVC_ENGINE__PREVIEW_ROWS: '5',
   });
   browser = await launchBrowser();

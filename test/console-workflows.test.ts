@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
 import { downloadText, pasteInto, signIn, startSvc, type Svc } from './helpers/console.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { ensurePodman } from './helpers/podman.js';
 
 let browser: TestBrowser; let svc: Svc; let s3: TestS3;
@@ -19,7 +19,7 @@ before(async () => {
   const host = await ensurePodman();
   s3 = await startS3();
   svc = await startSvc({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100',
     SVC_WORKFLOW__CONTAINER_RUNNER: 'local_container', SVC_ENGINES__LOCAL_CONTAINER__HOST: host,
     SVC_WORKFLOW__PLUGIN_HOST__IMAGE: 'localhost/svc-plugin-host:unused',

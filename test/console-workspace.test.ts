@@ -9,14 +9,14 @@ import type { Page } from 'playwright-core';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
 import { signIn, startSvc, type Svc } from './helpers/console.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 
 let browser: TestBrowser; let svc: Svc; let s3: TestS3;
 
 before(async () => {
   s3 = await startS3();
   svc = await startSvc({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__SCHEDULER_ENABLED: 'true',
     SVC_SECRETS__MASTER_KEY: randomBytes(32).toString('base64'),
     // Every test signs in from the same loopback address: more than the default 5 per window.

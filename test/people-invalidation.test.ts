@@ -45,7 +45,7 @@ describe('access changes reach running servers at once', () => {
     const bob = new Browser(t, '198.51.100.2');
     assert.equal((await bob.login(BOB.email, BOB.password)).statusCode, 200);
     assert.equal((await bob.get('/api/workspaces/default')).statusCode, 404, 'no role yet (and now cached)');
-    const env = serviceEnv(t.db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, { SVC_ADMIN_EMAIL: ADMIN.email, SVC_LOG__FILTER: 'warn' });
+    const env = serviceEnv(t.db.url, { endpoint: 'http://127.0.0.1:1', bucket: 'warehouse', accessKey: 'ak', secretKey: 'sk' }, { SVC_ADMIN_EMAIL: ADMIN.email, SVC_LOG__FILTER: 'warn' });
     const r = await runSvc(['workspace', 'add-group', '--workspace', 'default', '--group', 'analysts', '--role', 'ws_viewer'], { env });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
@@ -55,7 +55,7 @@ describe('access changes reach running servers at once', () => {
   });
 
   test('with Redis unreachable the grant still stands, and the command says servers apply it when their caches expire', async () => {
-    const env = serviceEnv(t.db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, {
+    const env = serviceEnv(t.db.url, { endpoint: 'http://127.0.0.1:1', bucket: 'warehouse', accessKey: 'ak', secretKey: 'sk' }, {
       SVC_ADMIN_EMAIL: ADMIN.email, SVC_LOG__FILTER: 'warn', SVC_REDIS__URL: 'redis://127.0.0.1:1',
     });
     const r = await runSvc(['workspace', 'add-group', '--workspace', 'default', '--group', 'auditors', '--role', 'ws_viewer'], { env });

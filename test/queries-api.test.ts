@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { ADMIN, signInAdmin, waitFor, type Admin } from './helpers/workflow.js';
 import { createLocalUser } from '../src/identity/users.js';
 import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
@@ -57,7 +57,7 @@ describe('query API', () => {
   before(async () => {
     s3 = await startS3();
     t = await startTestApp({
-      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      ...storageEnv(s3),
       SVC_ENGINES__PROVISIONER: 'none', SVC_ENGINE__MAX_ROWS: '100', SVC_ENGINE__PREVIEW_ROWS: '5', SVC_ENGINE__QUERY_TIMEOUT_SECS: '1',
     });
     admin = await signInAdmin(t);
@@ -297,7 +297,7 @@ describe('query API with the embedded engine off', () => {
   test('a query for it is refused as disabled (409) with the reason; nothing is recorded', async () => {
     const s3 = await startS3();
     const t = await startTestApp({
-      SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+      ...storageEnv(s3),
       SVC_ENGINES__EMBEDDED: 'off',
     });
     try {

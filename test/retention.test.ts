@@ -6,7 +6,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { signInAdmin, replica, captureLogging, waitFor, type Admin } from './helpers/workflow.js';
 import { runMaintenanceJob, startMaintenance, pruneExecutionFiles, type MaintenanceDeps } from '../src/jobs/maintenance.js';
 import { createAuditHandOver, startAuditWorker } from '../src/jobs/audit-queue.js';
@@ -44,7 +44,7 @@ async function execution(endedDaysAgo: number | null): Promise<string> {
 before(async () => {
   s3 = await startS3();
   t = await startTestApp({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__BUCKET: s3.bucket, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
   });
   admin = await signInAdmin(t);
 });

@@ -8,7 +8,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildOpenApiDocument } from '../src/api/openapi.js';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { signInAdmin, ADMIN, type Admin } from './helpers/workflow.js';
 import { clientToken } from './helpers/catalog.js';
 import { variantsOf, INTERNAL_TEXT, type Variant } from './helpers/malformed.js';
@@ -24,7 +24,7 @@ before(async () => {
   t = await startTestApp({
     SVC_WORKFLOW__WEBHOOKS_ENABLED: 'true', SVC_CATALOG__ENABLED: 'true', SVC_CATALOG__AUTH_TOKEN: 'catalog-admin-token-0123456789',
     SVC_CATALOG__WAREHOUSE: 's3://sweep/lake', SVC_IDP__ISSUER: 'https://svc.example.test', SVC_POLICY_SERVICE__ENABLED: 'true',
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__BUCKET: s3.bucket, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
   });
   admin = await signInAdmin(t);
   machineToken = await clientToken(t, 'default');

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { ensurePodman } from './helpers/podman.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 
@@ -22,7 +22,7 @@ before(async () => {
   await exec('podman', ['build', '-q', '-t', PLUGIN_HOST, fileURLToPath(new URL('./fixtures/plugin-host/', import.meta.url))]);
   s3 = await startS3();
   t = await startTestApp({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100',
     SVC_WORKFLOW__CONTAINER_RUNNER: 'local_container', SVC_ENGINES__LOCAL_CONTAINER__HOST: host,
     SVC_WORKFLOW__PLUGIN_HOST__IMAGE: PLUGIN_HOST, SVC_WORKFLOW__PLUGIN_HOST__KILL_GRACE_S: '3',

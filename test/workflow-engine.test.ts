@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 
 let t: TestApp;
@@ -17,7 +17,7 @@ const WS = 'default';
 before(async () => {
   s3 = await startS3();
   t = await startTestApp({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100', SVC_WORKFLOW__LOG_RUN_MAX_LINES: '10',
     SVC_WORKFLOW__STORAGE__MAX_READ_BYTES: '4096', SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 3).toString('base64'),
   });

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 import { sql } from 'kysely';
 import { waitFor } from './helpers/workflow.js';
@@ -21,7 +21,7 @@ const SECRET = 'tok-flowable-secret-9';
 before(async () => {
   s3 = await startS3();
   t = await startTestApp({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100', SVC_WORKFLOW__BATCH: '8',
     SVC_WORKFLOW__FOREACH_MAX_ITEMS: '5', SVC_WORKFLOW__FOREACH_MAX_CONCURRENCY: '2', SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 5).toString('base64'),
   });

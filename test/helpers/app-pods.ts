@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { startTestApp, type TestApp } from './app.js';
-import { startS3, type TestS3 } from './s3.js';
+import { startS3, storageEnv, type TestS3 } from './s3.js';
 import { signInAdmin, type Admin } from './workflow.js';
 import { APP_COOKIE, buildAppsOrigin } from '../../src/api/apps-origin.js';
 import { startAppPodWorker, type AppPodWorker } from '../../src/jobs/app-pod-worker.js';
@@ -106,7 +106,7 @@ export interface PodBed { s3: TestS3; t: TestApp; origin: FastifyInstance; worke
 export async function startPodBed(env: Record<string, string>, launcher?: PodLauncher, proxyIdleMs?: number): Promise<PodBed> {
   const s3 = await startS3();
   const t = await startTestApp({
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey, SVC_STORAGE__BUCKET: s3.bucket,
+    ...storageEnv(s3),
     SVC_APPS__ORIGIN: APPS_ORIGIN, SVC_APPS__SERVICE_ORIGIN: SERVICE_ORIGIN, SVC_APPS__SESSION_IDLE_SECS: '3600', SVC_APPS__SESSION_ABSOLUTE_SECS: '7200',
     ...env,
   });

@@ -2,7 +2,7 @@
 // people with roles, and real tokens of the service's identity provider for each kind of caller.
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './app.js';
-import { startS3, type TestS3 } from './s3.js';
+import { startS3, storageEnv, type TestS3 } from './s3.js';
 import { ensureWorkspace } from '../../src/workspaces/workspaces.js';
 import { grantWorkspaceRoleToUser } from '../../src/access/grants.js';
 import { createClient, CLI_ACTOR } from '../../src/idp/clients.js';
@@ -26,7 +26,7 @@ export async function startCatalogApp(env: Record<string, string> = {}): Promise
   const t = await startTestApp({
     SVC_CATALOG__ENABLED: 'true', SVC_CATALOG__AUTH_TOKEN: CATALOG_TOKEN, SVC_CATALOG__WAREHOUSE: 's3://warehouse/lake',
     SVC_IDP__ISSUER: 'https://svc.example.test',
-    SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__BUCKET: s3.bucket, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
     ...env,
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,6 +1,7 @@
 // Runs the built `svc` binary as an operator would, with an explicit environment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { storageEnv } from './s3.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SVC_BIN = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
@@ -56,12 +57,10 @@ export function waitExit(child: ChildProcess, timeoutMs = 70_000): Promise<numbe
 }
 
 /** The environment of a `svc` process pointed at a test database and S3 server. */
-export function serviceEnv(dbUrl: string, s3: { endpoint: string; accessKey: string; secretKey: string }, extra: Record<string, string> = {}): Record<string, string> {
+export function serviceEnv(dbUrl: string, s3: Parameters<typeof storageEnv>[0], extra: Record<string, string> = {}): Record<string, string> {
   return cleanEnv({
     SVC_DATABASE__URL: dbUrl,
-    SVC_STORAGE__ENDPOINT: s3.endpoint,
-    SVC_STORAGE__ACCESS_KEY: s3.accessKey,
-    SVC_STORAGE__SECRET_KEY: s3.secretKey,
+    ...storageEnv(s3),
     ...extra,
   });
 }

@@ -4,12 +4,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Frame, Page } from 'playwright-core';
-import type { TestS3 } from './s3.js';
+import { storageEnv as s3StorageEnv, type TestS3 } from './s3.js';
 import { freePort } from './net.js';
 
 export const storageEnv = (s3: TestS3): Record<string, string> => ({
-  SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
-  SVC_STORAGE__BUCKET: s3.bucket, SVC_SECURITY__SECRET_KEY: randomBytes(64).toString('base64'),
+  ...s3StorageEnv(s3), SVC_SECURITY__SECRET_KEY: randomBytes(64).toString('base64'),
 });
 
 /** Free ports for the service and the apps listener, their localhost origins and the apps.* variables. */

@@ -22,3 +22,11 @@ export async function startS3(bucket = 'warehouse'): Promise<TestS3> {
     },
   };
 }
+
+/**
+ * The SVC_STORAGE__* variables pointing the service at this server (path-style addressing, which
+ * s3rver needs, is the default).
+ */
+export function storageEnv(s3: Pick<TestS3, 'endpoint' | 'bucket' | 'accessKey' | 'secretKey'>): Record<string, string> {
+  return { SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__BUCKET: s3.bucket, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey };
+}
