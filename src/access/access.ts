@@ -83,6 +83,21 @@ export async function loadAccess(db: Db, userId: string): Promise<AccessSnapshot
 }
 
 /**
+ * Bytes of cached access snapshots per replica. A snapshot grows with the person's groups and
+ * workspaces, and /api/me keeps its serialised answer beside it (src/api/routes/me.ts), so its
+ * strings count twice. Beyond it the oldest go; one larger than the whole budget is read per request.
+ */
+export const ACCESS_CACHE_BYTES = 32 * 1024 * 1024;
+
+function accessBytes(userId: string, a: AccessSnapshot): number {
+  let chars = userId.length;
+  if (a.user) chars += a.user.id.length + a.user.email.length + (a.user.name?.length ?? 0) + (a.user.sub?.length ?? 0);
+  for (const g of a.groups) chars += g.name.length;
+  for (const [slug, name] of a.workspaceNames) chars += slug.length + name.length;
+  return 512 + 96 * (a.groups.length + a.workspaces.size + a.workspaceNames.size) + 4 * chars;
+}
+
+/**
  * Access snapshots cached for a few seconds. Every governance change clears them everywhere: the
  * domain function that made it calls `invalidate('access', ...)` (see src/util/invalidation.ts),
  * which reaches `forget` here and on the other replicas.
@@ -90,9 +105,12 @@ export async function loadAccess(db: Db, userId: string): Promise<AccessSnapshot
 export class AccessResolver {
   private readonly cache: TtlCache<string, AccessSnapshot>;
 
-  constructor(private readonly db: Db, clock: Clock) {
-    this.cache = new TtlCache(50_000, 5_000, () => clock.now().getTime());
+  constructor(private readonly db: Db, clock: Clock, maxBytes = ACCESS_CACHE_BYTES) {
+    this.cache = new TtlCache(50_000, 5_000, () => clock.now().getTime(), { max: maxBytes, sizeOf: accessBytes });
   }
+
+  /** Bytes held, as estimated (for tests and metrics). */
+  get bytes(): number { return this.cache.byteSize; }
 
   async forUser(userId: string): Promise<AccessSnapshot> {
     const hit = this.cache.get(userId);

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 
 interface Slot { start: number; count: number; heldUntil: number }
 
-/** Tokens tracked at once (~100 bytes each); the oldest entry goes first beyond it. */
+/** Tokens tracked at once (~100 bytes each: keys are SHA-256 hashes); the oldest entry goes first beyond it. */
 export const MAX_TRACKED = 100_000;
 
 export class TokenRateLimiter {

@@ -54,6 +54,8 @@ export class SessionStore {
     private readonly policy: SessionPolicy,
     private readonly invalidator?: Pick<CacheInvalidator, 'publish'>,
   ) {
+    // Bounded by count: a 64-character key, fixed fields and a `sub` of at most 255 characters
+    // (oidc.ts) are under 1 KB an entry, and only sessions that exist are kept.
     this.cache = new TtlCache(50_000, CACHE_MS, () => this.clock.now().getTime());
     this.touchMs = Math.max(1_000, Math.min(60_000, Math.floor(policy.idleTtlMs / 10)));
   }

@@ -32,11 +32,21 @@ export interface CatalogCaller {
 }
 
 // Person lookups by `sub` (then email) for delegated tokens, a few seconds like access snapshots.
+// The provider names `sub` and `email`, with no length limit but the token's: 4 MiB per replica.
 const people = new WeakMap<Services, TtlCache<string, { id: string; email: string } | null>>();
+export const PEOPLE_CACHE_BYTES = 4 * 1024 * 1024;
+const personBytes = (k: string, v: { id: string; email: string } | null) => 200 + 2 * (k.length + (v ? v.id.length + v.email.length : 0));
+
+function peopleCache(s: Services) {
+  let cache = people.get(s);
+  if (!cache) { cache = new TtlCache(10_000, 5_000, () => s.clock.now().getTime(), { max: PEOPLE_CACHE_BYTES, sizeOf: personBytes }); people.set(s, cache); }
+  return cache;
+}
+/** Bytes the person lookups hold, as estimated (for tests and metrics). */
+export const peopleCacheBytes = (s: Services) => peopleCache(s).byteSize;
 
 async function findPerson(s: Services, sub: string, email: string | null) {
-  let cache = people.get(s);
-  if (!cache) { cache = new TtlCache(10_000, 5_000, () => s.clock.now().getTime()); people.set(s, cache); }
+  const cache = peopleCache(s);
   const key = `${sub}\u0000${email ?? ''}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit;

@@ -18,11 +18,12 @@ export async function findWarehouse(s: Services, slug: string): Promise<Warehous
   if (!cache) { cache = new TtlCache(10_000, 5_000, () => s.clock.now().getTime()); caches.set(s, cache); }
   let hit = cache.get(slug);
   if (hit === undefined) {
-    const row = /^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)
-      ? await s.db.selectFrom('workspaces').select('id').where('slug', '=', slug).executeTakeFirst()
-      : undefined;
+    const isSlug = /^[a-z0-9][a-z0-9-]{0,62}$/.test(slug);
+    const row = isSlug ? await s.db.selectFrom('workspaces').select('id').where('slug', '=', slug).executeTakeFirst() : undefined;
     hit = row ? { id: row.id } : null;
-    cache.set(slug, hit);
+    // Only slugs are kept (a warehouse name in a query string can be long): 10,000 entries of at
+    // most 63 characters and a 36-character id stay under 3 MB, so a count bound suffices.
+    if (isSlug) cache.set(slug, hit);
   }
   if (!hit) throw noSuchWarehouse(`Warehouse does not exist: ${slug}`);
   return { id: hit.id, slug, root: warehouseRoot(s, slug) };

@@ -23,6 +23,7 @@ const RECENT_MAX = 10_000;
 export class VerifiedSecrets {
   private readonly cache: TtlCache<string, true>;
   constructor(windowMs: number, now: () => number) {
+    // bounded by count: only pairs that authenticated are kept, a 43-character hash and a client id made by newClientId
     this.cache = new TtlCache(RECENT_MAX, Math.max(windowMs, 1_000), now);
   }
   /** The memory's key: the client id and the SHA-256 of the presented secret (from hashSecret). */

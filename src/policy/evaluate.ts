@@ -17,9 +17,21 @@ function wildcard(pattern: string): RegExp {
 }
 const matches = (values: string[] | undefined, v: string | undefined) => values === undefined || (v !== undefined && values.some((p) => wildcard(p).test(v)));
 
+/**
+ * Bytes of cached rules per replica: a workspace may hold any number of policies. Estimated from
+ * their JSON when read (once per workspace and 5 s). Beyond it the oldest workspaces go; rules
+ * larger than the whole budget are read for each decision.
+ */
+export const POLICY_CACHE_BYTES = 16 * 1024 * 1024;
+const rulesBytes = (workspace: string, rules: Rule[]) => 256 + 2 * workspace.length + 3 * JSON.stringify(rules).length;
+
 export class PolicyEvaluator {
   private readonly cache: TtlCache<string, Rule[]>;
-  constructor(private readonly db: Db, now: () => number) { this.cache = new TtlCache(10_000, 5_000, now); }
+  constructor(private readonly db: Db, now: () => number, maxBytes = POLICY_CACHE_BYTES) {
+    this.cache = new TtlCache(10_000, 5_000, now, { max: maxBytes, sizeOf: rulesBytes });
+  }
+  /** Bytes held, as estimated (for tests and metrics). */
+  get bytes(): number { return this.cache.byteSize; }
 
   private async rules(workspace: string): Promise<Rule[]> {
     const hit = this.cache.get(workspace);

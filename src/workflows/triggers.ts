@@ -23,6 +23,7 @@ import { DomainError } from '../errors.js';
 import { createExecution, TERMINAL_EXECUTION } from './executions.js';
 import type { FlowDef, TriggerDef } from './flow.js';
 import { parseCron } from './trigger-validation.js';
+import { TtlCache } from '../util/ttl-cache.js';
 
 // Validation is pure and lives apart (flows.ts validates at save time without the trigger loop).
 export { validTimezone, parseCron, validateTriggers } from './trigger-validation.js';
@@ -36,21 +37,34 @@ export const MAX_FLOW_TRIGGER_DEPTH = 32;
 // Schedules
 // ---------------------------------------------------------------------------------------------
 
-const cronCache = new Map<string, Cron | string>();
+/**
+ * Parsed schedules by time zone and expression. A saved expression is as long as its flow's body
+ * allows, and a problem repeats it: at most 4 MiB (estimated), oldest first; an entry larger than
+ * that is parsed again on each use.
+ */
+export const CRON_CACHE_BYTES = 4 * 1024 * 1024;
+const cronCache = new TtlCache<string, Cron | string>(10_000, Infinity, Date.now, {
+  max: CRON_CACHE_BYTES, sizeOf: (k, c) => 256 + 2 * k.length + (typeof c === 'string' ? 2 * c.length : 2_048 + 2 * k.length),
+});
+/** Bytes the parsed schedules hold, as estimated (for tests). */
+export const cronCacheBytes = () => cronCache.byteSize;
+
 /** The parsed schedule of an expression (cached), or the problem with it. */
 export function cronFor(expr: string, timezone: string): Cron | string {
   const k = `${timezone}\u0000${expr}`;
   let c = cronCache.get(k);
   if (c === undefined) {
     c = parseCron(expr, timezone);
-    if (cronCache.size > 10_000) cronCache.clear();
     cronCache.set(k, c);
   }
   return c;
 }
 
-/** Invalid schedules already reported by this process (flows saved before validation caught them). */
-const warned = new Set<string>();
+/**
+ * Invalid schedules already reported by this process (flows saved before validation caught them),
+ * by trigger and problem: 1 MiB, oldest first (a problem forgotten is reported once more).
+ */
+const warned = new TtlCache<string, true>(10_000, Infinity, Date.now, { max: 1024 * 1024, sizeOf: (k) => 128 + 2 * k.length });
 
 const ms = (d: Date | null | undefined) => (d ? d.getTime() : null);
 
@@ -92,9 +106,8 @@ export async function processTriggerTick(services: Services): Promise<TickResult
       const k = key(f.workspace_id, f.namespace, f.flow_id, t.id);
       const cron = cronFor(t.cron, t.timezone ?? 'UTC');
       if (typeof cron === 'string') {
-        if (warned.has(`${k}\u0000${cron}`)) continue;
-        if (warned.size > 10_000) warned.clear();
-        warned.add(`${k}\u0000${cron}`);
+        if (warned.get(`${k}\u0000${cron}`)) continue;
+        warned.set(`${k}\u0000${cron}`, true);
         log.warn({ namespace: f.namespace, flow: f.flow_id, trigger: t.id, problem: cron }, 'schedule trigger skipped: invalid cron or time zone');
         continue;
       }

@@ -23,6 +23,7 @@ const errors = { 400: errorSchema, 401: errorSchema, 403: errorSchema, 404: erro
 export function dataApiConsumerRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     // A workspace's slug never changes and workspaces are never deleted (as the query routes).
+    // Bounded by count: only slugs that exist are kept (at most 63 characters, ~100 bytes an entry).
     const ids = new TtlCache<string, string>(10_000, 3_600_000);
     const workspaceId = async (slug: string) => {
       const known = ids.get(slug);
