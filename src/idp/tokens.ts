@@ -4,10 +4,11 @@
 // {sub: <client_id>} (RFC 8693 4.1), nested when a delegated token is exchanged again. A client
 // bound to a workspace adds `workspace`.
 //
-// Signing is node:crypto on the compact JWS (RFC 7515 7.1) rather than jose's SignJWT: an ES256
-// signature then costs ~30 µs synchronously instead of ~160 µs through WebCrypto, which was the
-// largest single cost of a client-credentials grant. RS256 signs on libuv's thread pool, so a
-// 2048-bit RSA signature (~0.3 ms) never blocks the event loop. Verification stays with jose.
+// Signing is node:crypto on the compact JWS (RFC 7515 7.1) rather than jose's SignJWT (~160 µs
+// through WebCrypto), on libuv's thread pool for both algorithms: an ES256 signature (~30 µs) was
+// still the largest single cost of a client-credentials grant on the event loop, and a 2048-bit
+// RSA one (~0.3 ms) would stall it. Off the loop, grants rose from 0.25-0.27 to 0.34-0.36 of
+// /healthz's throughput (bench/token-endpoint.ts). Verification stays with jose.
 import { randomUUID, sign } from 'node:crypto';
 import { jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
@@ -36,8 +37,8 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
 /** The encoded protected header of each key: the same for every token it signs. */
 const headers = new WeakMap<ActiveKey['key'], string>();
 
-/** The compact JWS of `claims`, signed with `k`. */
-export function signJwt(k: ActiveKey, claims: Record<string, unknown>): string | Promise<string> {
+/** The compact JWS of `claims`, signed with `k` (on the thread pool). */
+export function signJwt(k: ActiveKey, claims: Record<string, unknown>): Promise<string> {
   let header = headers.get(k.key);
   if (header === undefined) {
     // typ "JWT" rather than RFC 9068's "at+jwt": JOSE libraries' default type checks accept it.
@@ -46,12 +47,10 @@ export function signJwt(k: ActiveKey, claims: Record<string, unknown>): string |
   }
   const input = `${header}.${b64(claims)}`;
   const data = Buffer.from(input);
-  if (k.alg === 'ES256') {
-    // JWS wants the raw r||s form (RFC 7518 3.4), not DER.
-    return `${input}.${sign('sha256', data, { key: k.key, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
-  }
+  // ES256: JWS wants the raw r||s form (RFC 7518 3.4), not DER.
+  const key = k.alg === 'ES256' ? { key: k.key, dsaEncoding: 'ieee-p1363' as const } : k.key;
   return new Promise((resolve, reject) => {
-    sign('sha256', data, k.key, (err, sig) => (err ? reject(err) : resolve(`${input}.${sig.toString('base64url')}`)));
+    sign('sha256', data, key, (err, sig) => (err ? reject(err) : resolve(`${input}.${sig.toString('base64url')}`)));
   });
 }
 
@@ -67,8 +66,7 @@ export async function mintAccessToken(keys: SigningKeys, clock: Clock, issuer: s
   Object.assign(claims, {
     iss: issuer, sub: input.sub, aud: input.audiences.length === 1 ? input.audiences[0] : input.audiences, iat, exp, jti,
   });
-  const signed = signJwt(k, claims);
-  const token = typeof signed === 'string' ? signed : await signed;
+  const token = await signJwt(k, claims);
   return { token, expiresIn: exp - iat, jti, kid: k.kid };
 }
 
