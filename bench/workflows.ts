@@ -2,6 +2,8 @@
 // baseline measured in the same run on the same Redis:
 //   A. one flow of 40 light sequential tasks  vs  a chain of 40 bare jobs (each job adds the next)
 //   B. 100 concurrent single-task executions  vs  100 bare jobs added concurrently
+//   C. one flow of a parallel of 50 light tasks  vs  50 bare jobs added concurrently (the branches
+//      end together: their steps contend for one execution)
 // Orchestration overhead per task = (svc time - baseline time) / tasks; aim: under 5 ms (median).
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -105,12 +107,15 @@ async function main() {
     const tasks40 = Array.from({ length: 40 }, (_, i) => `  - id: t${i}\n    type: output\n    values: { i: ${i} }\n`).join('');
     await saveFlow(services, actor, ws.id, ws.slug, `id: seq40\nnamespace: bench\ntasks:\n${tasks40}`);
     await saveFlow(services, actor, ws.id, ws.slug, 'id: one\nnamespace: bench\ntasks:\n  - id: t\n    type: output\n    values: { ok: true }\n');
+    const branches = Array.from({ length: 50 }, (_, i) => `      - id: p${i}\n        type: output\n        values: { i: ${i} }\n`).join('');
+    await saveFlow(services, actor, ws.id, ws.slug, `id: par50\nnamespace: bench\ntasks:\n  - id: all\n    type: parallel\n    tasks:\n${branches}`);
     const worker = await startWorkflowWorker(services);
 
     // Warm-up: one round of each scenario on each side (compiled code, pooled connections and
     // their prepared statements), so the figures are the steady state.
     await lastEnded(services, [(await createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'seq40', inputs: {}, trigger: { type: 'bench' } })).id]);
     await lastEnded(services, await Promise.all(Array.from({ length: 100 }, () => createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'one', inputs: {}, trigger: { type: 'bench' } }).then((x) => x.id))));
+    await lastEnded(services, [(await createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'par50', inputs: {}, trigger: { type: 'bench' } })).id]);
     await bareChain(redis, 40);
     await bareFanout(redis, 100);
 
@@ -118,6 +123,7 @@ async function main() {
     // process (API, worker and BullMQ client; svc's includes its 25 ms waiting loop) and PostgreSQL.
     const cpuSvc = { node: 0, pg: 0 }; const cpuBare = { node: 0 };
     const seqSvc: number[] = []; const seqBare: number[] = []; const fanSvc: number[] = []; const fanBare: number[] = [];
+    const parSvc: number[] = []; const parBare: number[] = [];
     for (let r = 0; r < RUNS; r++) {
       seqBare.push(await bareChain(redis, 40));
       let t0 = Date.now();
@@ -135,6 +141,11 @@ async function main() {
       c1 = await cpuNow(services);
       const spent = cpuSpent(c0, c1);
       cpuSvc.node += spent.node; cpuSvc.pg += spent.pg;
+
+      parBare.push(await bareFanout(redis, 50));
+      t0 = Date.now();
+      const p = await createExecution(services, { workspaceId: ws.id, namespace: 'bench', flowId: 'par50', inputs: {}, trigger: { type: 'bench' } });
+      parSvc.push(await lastEnded(services, [p.id]) - t0);
     }
     await worker.close();
     const states = await services.db.selectFrom('executions').select(({ fn }) => ['state', fn.countAll<string>().as('n')]).groupBy('state').execute();
@@ -147,6 +158,7 @@ async function main() {
     row('A. 1 flow x 40 sequential light tasks', seqSvc, seqBare, 40);
     // issue 11: within 4x of bare BullMQ
     row('B. 100 concurrent single-task executions', fanSvc, fanBare, 100, 4);
+    row('C. 1 flow, a parallel of 50 light tasks', parSvc, parBare, 50);
     const perExec = (us: number) => (us / RUNS / 100 / 1000).toFixed(2);
     console.log(`   B, CPU per execution: this process svc ${perExec(cpuSvc.node)} ms, bare BullMQ ${perExec(cpuBare.node)} ms; PostgreSQL svc ${perExec(cpuSvc.pg)} ms`);
   } finally {

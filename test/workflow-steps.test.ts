@@ -93,12 +93,22 @@ test('a kill job on a worker holding a pre-kill snapshot still cancels what has 
 test('parallel branches finishing together from one snapshot are each recorded, and the join happens once', async () => {
   const id = await run(b, 'default', 'race', 'fan');
   const ctx = stepContext(t.services.db);
+  const handedOver: number[] = [];
+  ctx.outcomes = sameTurn(async (items) => { handedOver.push(items.length); await applyOutcomes(t.services.db, items); }, 50);
   await advance(t.services, ctx, id);
   const leaves = (await runs(id)).filter((r) => r.task_id.startsWith('p'));
   assert.equal(leaves.length, 5);
-  // All five start from the same cached snapshot; four of them lose the version race at least once.
+  // All five are run from the same cached snapshot; their steps take turns on this worker, each
+  // from the snapshot the one before it left, so none plans from a moved version and reads again.
   const results = await Promise.all(leaves.map((r) => runTaskRunJob(t.services, ctx, null, 'w', job(r))));
   assert.deepEqual(results, Array(5).fill('SUCCESS'));
+  assert.deepEqual(handedOver, [1, 1, 1, 1], 'four outcome-only steps one after another (the fifth joins), none applied twice');
+  // a parallel branch on another worker (its own context) still races by version, and is recorded once
+  const other = await run(b, 'default', 'race', 'fan');
+  await advance(t.services, stepContext(t.services.db), other);
+  const branches = (await runs(other)).filter((r) => r.task_id.startsWith('p'));
+  assert.deepEqual(await Promise.all(branches.map((r, i) => runTaskRunJob(t.services, i % 2 ? ctx : stepContext(t.services.db), null, 'w', job(r)))), Array(5).fill('SUCCESS'));
+  assert.equal((await exec(other)).version, '6', 'the start and five outcomes, each applied once');
   const after = await runs(id);
   assert.deepEqual(after.filter((r) => r.task_id === 'last').map((r) => r.state), ['QUEUED'], 'the task after the join was created once');
   assert.equal(after.find((r) => r.task_id === 'all')!.state, 'SUCCESS');
@@ -118,11 +128,13 @@ test('outcomes ending several executions in the same turn commit in one statemen
   ctx.outcomes = sameTurn(async (items) => { handedOver.push(items.length); await applyOutcomes(t.services.db, items); }, 50);
   for (const id of ids) await advance(t.services, ctx, id);
   const leaves = (await Promise.all(ids.map(runs))).map((r) => r[0]);
-  // The first leaf is delivered twice at once: both copies reach the apply in the same turn.
+  // The first leaf is delivered twice at once: the second copy's step waits its turn behind the
+  // first's (steps of one execution take turns on a worker), so it is not in the shared statement.
   const results = await Promise.all([...leaves, leaves[0]].map((r) => runTaskRunJob(t.services, ctx, null, 'w', job(r))));
   assert.deepEqual(results.sort(), ['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS', 'superseded']);
-  // the duplicate's step then reads again and finds its run ended by the other copy: one more apply, alone
-  assert.deepEqual(handedOver, [5, 1], 'the five outcomes were handed over together');
+  // the duplicate then applies alone from its stale snapshot, finds the version moved, reads again
+  // and finds its run ended by the other copy: applied alone again, recording nothing
+  assert.deepEqual(handedOver, [4, 1, 1], 'the four executions\' outcomes were handed over together, the duplicate alone');
   const ended = await t.services.db.selectFrom('executions').select(['id', 'state', 'version', sql<string>`xmin::text`.as('tx')]).where('id', 'in', ids).execute();
   assert.deepEqual(ended.map((e) => [e.state, e.version]), Array(4).fill(['SUCCESS', '2']), 'each ended by one applied step');
   assert.equal(new Set(ended.map((e) => e.tx)).size, 1, 'the four ends were written by one statement (one transaction)');

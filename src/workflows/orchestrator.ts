@@ -21,6 +21,7 @@ import { TtlCache } from '../util/ttl-cache.js';
 import { snapshotBytes } from './snapshot-bytes.js';
 import { applyOutcomes, applyStep, failExecution, insertStarted, outcomeOnly, readSettledRuns, readSnapshot, type Applying, type NewExecution, type Started } from './execution-store.js';
 import { sameTurn } from '../util/same-turn.js';
+import { inTurn, type Turns } from '../util/in-turn.js';
 import { needsDefinition, plan } from './planner/plan.js';
 import { isEmpty, type LeafDispatch, type Outcome, type Plan, type Render, type Snapshot } from './planner/types.js';
 
@@ -44,6 +45,8 @@ export async function dispatchLeaves(services: Services, leaves: LeafDispatch[])
 export interface StepContext {
   defs: FlowDefinitions; snapshots: TtlCache<string, Snapshot>;
   creates: (items: Started[]) => Promise<void>; outcomes: (items: Applying[]) => Promise<void>;
+  /** steps waiting per execution in this process (step runs them in turn) */
+  turns: Turns<string>;
 }
 
 const SNAPSHOT_RUNS_MAX = 200;
@@ -66,6 +69,7 @@ export function stepContext(db: Db, bytes: StepCacheBytes = {}): StepContext {
     snapshots: new TtlCache(256, 60_000, Date.now, { max: bytes.snapshots ?? SNAPSHOT_CACHE_BYTES, sizeOf: snapshotBytes }),
     creates: sameTurn((items) => insertStarted(db, items), CREATE_BATCH_MAX),
     outcomes: sameTurn((items) => applyOutcomes(db, items), OUTCOME_BATCH_MAX),
+    turns: new Map(),
   };
 }
 
@@ -139,8 +143,18 @@ export async function advance(services: Services, ctx: StepContext, executionId:
  * whether the outcome was recorded (false: the run was handed to someone else, or is gone) and the
  * final state when the execution ended. `first` is a snapshot the caller already read.
  */
-export async function step(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
-  let snap = first ?? ctx.snapshots.get(executionId);
+export function step(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
+  // One execution's steps in this process run one after another: siblings ending together (the
+  // branches of a parallel) would otherwise all plan from one version, and all but one would find
+  // it moved and read again, round after round. In turn, each starts from the snapshot the one
+  // before it left. Other executions' steps, and other processes', still run beside it.
+  return inTurn(ctx.turns, executionId, () => stepNow(services, ctx, executionId, outcome, first));
+}
+
+async function stepNow(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
+  // The step before this one (inTurn) may have left a later snapshot than the caller's.
+  const kept = ctx.snapshots.get(executionId);
+  let snap = first && (!kept || BigInt(kept.exec.version) <= BigInt(first.exec.version)) ? first : kept;
   ctx.snapshots.delete(executionId);
   let fresh = false;
   for (let round = 1; ; round++) {
