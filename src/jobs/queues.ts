@@ -45,7 +45,7 @@ const RETRIED = { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } } 
 
 /** Payload of the `executions` queue; `created` is the execution as created (a start job). */
 export interface ExecutionJob { executionId: string; created?: unknown }
-/** Payload of the `task-runs` queue: `attempt` is the attempt the job runs; `instant` whether the type is INSTANT. */
+/** Payload of the `task-runs` and `instant-runs` queues: `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (such jobs go to `instant-runs`). */
 export interface TaskRunJobData { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
 /** Payload of the `queries` queue: `run` names the query; the `sweep` and `retention` schedulers carry nothing. */
 export interface QueryJob { queryId?: string }
