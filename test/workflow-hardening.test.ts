@@ -9,6 +9,8 @@ import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-w
 import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 import { sql } from 'kysely';
+import { parseFlow } from '../src/workflows/flow.js';
+import { FLOW_STRING_LIMITS } from '../src/workflows/flow-bounds.js';
 import { waitFor } from './helpers/workflow.js';
 
 let t: TestApp;
@@ -212,5 +214,33 @@ describe('limits that must agree with the platform', () => {
     assert.match(put.json().message, /^file path too long: its storage key would be \d+ bytes, over the 1024 an object store takes/);
     const get = await b.get(`/workflows/v1/${WS}/namespaces/hard/files/content?path=${encodeURIComponent(path)}`);
     assert.equal(get.statusCode, 400);
+  });
+
+  test('over-long id, description, cron and time zone are refused at save with their paths; at the limits the flow saves', async () => {
+    const src = (o: { id: string; description: string; cron: string; timezone: string }) =>
+      `id: ${o.id}\nnamespace: bounds\ndescription: ${o.description}\ntasks:\n  - id: l\n    type: log\n    message: hi\n` +
+      `triggers:\n  - id: s\n    type: schedule\n    cron: "${o.cron}"\n    timezone: ${o.timezone}\n`;
+    // 256 characters, still a valid expression: minute 0 listed 124 times
+    const cron = `${'0,'.repeat(123)}00 6 * * *`;
+    assert.equal(cron.length, FLOW_STRING_LIMITS.cron);
+    const fits = { id: `f${'x'.repeat(99)}`, description: 'd'.repeat(FLOW_STRING_LIMITS.description), cron, timezone: 'America/Argentina/ComodRivadavia' };
+    const tooLong = { id: `${fits.id}x`, description: `${fits.description}d`, cron: ` ${cron}`, timezone: 'E'.repeat(FLOW_STRING_LIMITS.timezone + 1) };
+    // the id is refused by the model; the rest only once the model holds
+    const id = await validate(src(tooLong));
+    assert.deepEqual(id.json().problems, [{ path: 'id', message: 'must start with a letter and use letters, digits, _ and -, at most 100 characters' }]);
+    const problems = await validate(src({ ...tooLong, id: fits.id }));
+    assert.deepEqual(problems.json().problems, [
+      { path: 'description', message: 'must be at most 10000 characters (it has 10001)' },
+      { path: 'triggers[0].cron', message: 'must be at most 256 characters (it has 257)' },
+      { path: 'triggers[0].timezone', message: 'must be at most 64 characters (it has 65)' },
+    ]);
+    const res = await b.request('POST', `/workflows/v1/${WS}/flows`, src({ ...tooLong, id: fits.id }), { headers: { 'content-type': 'application/x-yaml' } });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json().message, 'invalid flow: description: must be at most 10000 characters (it has 10001); triggers[0].cron: must be at most 256 characters (it has 257); triggers[0].timezone: must be at most 64 characters (it has 65)');
+    assert.doesNotMatch(res.json().message, /EEEEEEEEEE/, 'the message names the problem, not the value');
+    // a revision stored before the limits is parsed again to run it: the parser does not check them
+    assert.equal(parseFlow(src({ ...tooLong, id: fits.id })).def.triggers.length, 1);
+    await saveFlow(b, WS, src(fits));
+    assert.equal((await b.get(`/workflows/v1/${WS}/flows/bounds/${fits.id}`)).json().source, src(fits));
   });
 });

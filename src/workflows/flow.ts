@@ -24,12 +24,14 @@ export function parseDuration(v: string | number): number | null {
 
 /** The longest duration a task may declare: timers past 2^31-1 ms (24.8 days) fire at once. */
 export const MAX_DURATION_MS = 24 * 24 * 3600 * 1000;
+const idString = z.string().regex(ID_RE, { message: 'must start with a letter and use letters, digits, _ and -, at most 100 characters' });
+
 const duration = z.union([z.string(), z.number()])
   .refine((v) => parseDuration(v) !== null, { message: 'must be an ISO 8601 duration such as PT30S, or seconds' })
   .refine((v) => (parseDuration(v) ?? 0) <= MAX_DURATION_MS, { message: 'must be at most 24 days (P24D)' });
 
 const common = {
-  id: z.string().regex(ID_RE, { message: 'must start with a letter and use letters, digits, _ and -' }),
+  id: idString,
   description: z.string().optional(),
   disabled: z.boolean().optional(),
   timeout: duration.optional(),
@@ -99,7 +101,7 @@ export const task: z.ZodType<TaskDef> = z.lazy(() => z.unknown().transform((v, c
 })) as never;
 
 const input = z.object({
-  id: z.string().regex(ID_RE, { message: 'must start with a letter and use letters, digits, _ and -' }),
+  id: idString,
   type: z.enum(['STRING', 'INT', 'FLOAT', 'BOOLEAN', 'JSON']).default('STRING'),
   required: z.boolean().default(false),
   defaults: z.unknown().optional(),
@@ -107,16 +109,16 @@ const input = z.object({
 }).strict();
 
 const trigger = z.discriminatedUnion('type', [
-  z.object({ id: z.string().regex(ID_RE), type: z.literal('schedule'), cron: z.string().min(1), timezone: z.string().default('UTC'), inputs: z.record(z.string(), z.unknown()).optional(), disabled: z.boolean().optional() }).strict(),
+  z.object({ id: idString, type: z.literal('schedule'), cron: z.string().min(1), timezone: z.string().default('UTC'), inputs: z.record(z.string(), z.unknown()).optional(), disabled: z.boolean().optional() }).strict(),
   z.object({
-    id: z.string().regex(ID_RE), type: z.literal('flow'), disabled: z.boolean().optional(), inputs: z.record(z.string(), z.unknown()).optional(),
+    id: idString, type: z.literal('flow'), disabled: z.boolean().optional(), inputs: z.record(z.string(), z.unknown()).optional(),
     conditions: z.object({ namespace: z.string().optional(), flowId: z.string().optional(), states: z.array(z.enum(['SUCCESS', 'FAILED', 'KILLED'])).min(1).default(['SUCCESS']) }).strict(),
   }).strict(),
-  z.object({ id: z.string().regex(ID_RE), type: z.literal('webhook'), key: z.string().min(16, { message: 'must be at least 16 characters (it is the only credential of the webhook)' }).max(256), disabled: z.boolean().optional() }).strict(),
+  z.object({ id: idString, type: z.literal('webhook'), key: z.string().min(16, { message: 'must be at least 16 characters (it is the only credential of the webhook)' }).max(256, { message: 'must be at most 256 characters' }), disabled: z.boolean().optional() }).strict(),
 ]);
 
 export const flowSchema = z.object({
-  id: z.string().regex(ID_RE, { message: 'must start with a letter and use letters, digits, _ and -' }),
+  id: idString,
   namespace: z.string().regex(NAMESPACE_RE, { message: 'must be lower-case letters, digits, ".", "_" and "-", at most 100 characters' }),
   description: z.string().optional(),
   labels: z.record(z.string(), z.string()).optional(),

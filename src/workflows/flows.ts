@@ -8,6 +8,7 @@ import { parseFlow, FlowValidationError, type FlowDef, type ParsedFlow } from '.
 import { TtlCache } from '../util/ttl-cache.js';
 import { SingleFlight } from '../util/single-flight.js';
 import { validateTriggers } from './trigger-validation.js';
+import { lengthProblems } from './flow-bounds.js';
 import type { Actor } from '../access/actor.js';
 import type { CacheInvalidation } from '../util/invalidation.js';
 
@@ -22,10 +23,13 @@ export const flowCacheWorkspace = (key: string) => key.slice(0, key.indexOf('\u0
 export interface FlowKey { workspaceId: string; namespace: string; flowId: string }
 export interface FlowRecord { namespace: string; flow_id: string; revision: number; source: string; definition: FlowDef; uses_secrets: boolean; updated_at: Date; deleted: boolean }
 
+/** parseFlow plus what only a save checks: string lengths (flow-bounds.ts) and triggers. */
 export function validateSource(source: string): ParsedFlow {
   try {
     const parsed = parseFlow(source);
-    const problems = validateTriggers(parsed.def);
+    // lengths first: a trigger's problem quotes its cron and time zone
+    const long = lengthProblems(parsed.def);
+    const problems = long.length ? long : validateTriggers(parsed.def);
     if (problems.length) throw new FlowValidationError(problems);
     return parsed;
   } catch (err) {
