@@ -157,6 +157,14 @@ test('namespace files: upload into a folder, browse, edit as text, delete', asyn
   await signIn(page, svc.base);
   await page.getByRole('navigation', { name: 'Workspace default' }).getByRole('link', { name: 'Files' }).click();
   await page.getByRole('heading', { name: 'Namespace files' }).waitFor();
+  // Counts the upload forms the screen shows (see the end of this block).
+  await page.evaluate(`(() => {
+    const seen = window.uploadInputs = [];
+    new MutationObserver(() => {
+      const input = document.querySelector('#upload-file');
+      if (input && !seen.includes(input)) seen.push(input);
+    }).observe(document.body, { subtree: true, childList: true });
+  })()`);
   await page.getByLabel('Namespace', { exact: true }).fill('team.files');
   await page.getByRole('button', { name: 'Show files' }).click();
   await page.locator('#no-files').waitFor();
@@ -166,6 +174,10 @@ test('namespace files: upload into a folder, browse, edit as text, delete', asyn
   await page.getByLabel('Path in team.files (optional)').fill('conf/app.yaml');
   await page.getByRole('button', { name: 'Upload' }).click();
   await page.getByRole('status').filter({ hasText: 'Uploaded conf/app.yaml (16 bytes).' }).waitFor();
+  // The first render after "Show files" showed the last namespace's listing, with an upload
+  // form the listing's arrival replaced: a file chosen in it was lost ("Choose a file to upload.",
+  // and this test waited for ever). One form from the namespace's own listing on.
+  assert.equal(await page.evaluate('window.uploadInputs.length'), 1, 'the upload form is shown once, not replaced');
   const text = page.getByLabel('Content of conf/app.yaml');
   await page.waitForFunction(() => (document.querySelector('#file-text') as HTMLTextAreaElement | null)?.value === 'greeting: hello\n');
   // The root shows the folder; the folder shows the file.

@@ -5,22 +5,31 @@ import { reportTo, useSession } from './session';
 
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: unknown; reload(): Promise<void> } {
   const session = useSession();
-  const [data, setData] = useState<T>();
-  const [error, setError] = useState<unknown>();
+  // What was loaded, with the deps it was loaded for. A render whose deps differ shows nothing
+  // loaded: resetting in the effect came one frame late, so the first render after a change
+  // showed the previous deps' data as the new one's (namespace files showed the last namespace's
+  // listing, and its upload form, which the effect then replaced: a file chosen in it was lost).
+  const [state, setState] = useState<{ for: unknown[]; data?: T; error?: unknown }>({ for: deps });
+  const current = sameDeps(state.for, deps);
   const seq = useRef(0);
   const reload = async () => {
     const mine = ++seq.current;
     try {
       const d = await load();
-      if (mine === seq.current) { setData(d); setError(undefined); }
+      if (mine === seq.current) setState({ for: deps, data: d });
     } catch (err) {
       if (mine !== seq.current) return;
-      setError(err);
+      // a failed reload keeps what is shown, as before
+      setState((s) => ({ for: deps, data: sameDeps(s.for, deps) ? s.data : undefined, error: err }));
       reportTo(session)(err);
     }
   };
-  useEffect(() => { setData(undefined); void reload(); return () => { seq.current++; }; }, deps);
-  return { data, error, reload };
+  useEffect(() => { setState({ for: deps }); void reload(); return () => { seq.current++; }; }, deps);
+  return { data: current ? state.data : undefined, error: current ? state.error : undefined, reload };
+}
+
+function sameDeps(a: unknown[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 }
 
 /**
