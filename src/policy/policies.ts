@@ -12,11 +12,13 @@ import type { Actor } from '../access/actor.js';
 
 
 export type Resources = Partial<Record<string, string[]>>;
-export interface PolicyItem { users?: string[]; groups?: string[]; roles?: string[]; accesses: string[]; delegate_admin?: boolean }
+/** Whom an item names: at least one user, group or role. */
+export interface Principals { users?: string[]; groups?: string[]; roles?: string[] }
+export interface PolicyItem extends Principals { accesses: string[]; delegate_admin?: boolean }
 /** Who sees a column masked, and how (a Ranger mask type; `expression` for CUSTOM, `{col}` is the column). */
-export interface MaskItem { users?: string[]; groups?: string[]; roles?: string[]; type: string; expression?: string }
+export interface MaskItem extends Principals { type: string; expression?: string }
 /** Who sees only the rows `filter` (a SQL boolean expression) keeps. */
-export interface RowFilterItem { users?: string[]; groups?: string[]; roles?: string[]; filter: string }
+export interface RowFilterItem extends Principals { filter: string }
 export interface PolicyInput {
   name: string;
   description?: string;
@@ -66,7 +68,7 @@ function checkItems(items: PolicyItem[] | undefined, what: string): PolicyItem[]
 }
 
 /** The named principals of an item: at least one user, group or role. */
-function principals(it: { users?: string[]; groups?: string[]; roles?: string[] }, where: string) {
+function principals(it: Principals, where: string) {
   const users = it.users ?? [];
   const groups = it.groups ?? [];
   const roles = it.roles ?? [];
@@ -259,18 +261,15 @@ function rangerResources(r: Record<string, string[]>) {
   return Object.fromEntries(Object.entries(r).map(([k, values]) => [k, { values, isExcludes: false, isRecursive: false }]));
 }
 
-function rangerItems(items: PolicyItem[]) {
-  return items.map((it) => ({
-    accesses: it.accesses.map((type) => ({ type, isAllowed: true })),
-    users: it.users ?? [], groups: it.groups ?? [], roles: it.roles ?? [], conditions: [], delegateAdmin: it.delegate_admin ?? false,
-  }));
-}
+const rangerItem = (it: PolicyItem) => ({
+  accesses: it.accesses.map((type) => ({ type, isAllowed: true })),
+  users: it.users ?? [], groups: it.groups ?? [], roles: it.roles ?? [], conditions: [], delegateAdmin: it.delegate_admin ?? false,
+});
+const rangerItems = (items: PolicyItem[]) => items.map(rangerItem);
 
 // Masks and row filters apply on select (the only access type of Ranger's Trino mask and
 // row-filter definitions).
-const rangerSelectItem = (it: { users?: string[]; groups?: string[]; roles?: string[] }) => ({
-  accesses: [{ type: 'select', isAllowed: true }], users: it.users ?? [], groups: it.groups ?? [], roles: it.roles ?? [], conditions: [], delegateAdmin: false,
-});
+const rangerSelectItem = (it: Principals) => rangerItem({ ...it, accesses: ['select'] });
 const rangerMaskItems = (items: MaskItem[]) => items.map((it) => ({
   ...rangerSelectItem(it), dataMaskInfo: { dataMaskType: it.type, ...(it.expression ? { valueExpr: it.expression } : {}) },
 }));
