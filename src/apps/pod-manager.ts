@@ -136,8 +136,7 @@ export class PodManager {
       if (!isIdle(rec.mode, rec.used, now, this.d.settings)) continue;
       // A launch in progress is left to finish (its claim still holds); its first use makes it fresh.
       if (rec.state === 'launching' && (await this.d.store.claimed(key))) continue;
-      if (rec.handle) await launcher.stop(rec.handle);
-      await this.d.store.remove(key);
+      await this.stopPod(launcher, key, rec);
       stopped += 1;
       this.d.log.info({ pod: key, launch: rec.id, idle_secs: Math.round((now - rec.used) / 1000) }, 'app pod stopped: idle');
     }
@@ -153,9 +152,7 @@ export class PodManager {
     let stopped = 0;
     for (const key of await this.d.store.keys()) {
       if (!key.startsWith(`run-${appId}-`)) continue;
-      const rec = await this.d.store.get(key);
-      if (rec?.handle) await launcher.stop(rec.handle);
-      await this.d.store.remove(key);
+      await this.stopPod(launcher, key, await this.d.store.get(key));
       stopped += 1;
       this.d.log.info({ pod: key }, 'app pod stopped: app deleted');
     }
@@ -175,11 +172,13 @@ export class PodManager {
 
   /** Stops every recorded pod (tests, and an operator draining the launcher). */
   async stopAll(launcher: PodLauncher): Promise<void> {
-    for (const key of await this.d.store.keys()) {
-      const rec = await this.d.store.get(key);
-      if (rec?.handle) await launcher.stop(rec.handle);
-      await this.d.store.remove(key);
-    }
+    for (const key of await this.d.store.keys()) await this.stopPod(launcher, key, await this.d.store.get(key));
+  }
+
+  /** Stops a recorded pod's process, if it got one, and forgets the pod. */
+  private async stopPod(launcher: PodLauncher, key: string, rec: PodRecord | null | undefined): Promise<void> {
+    if (rec?.handle) await launcher.stop(rec.handle);
+    await this.d.store.remove(key);
   }
 }
 
