@@ -4,6 +4,7 @@
 import type { Services } from '../services.js';
 import { TtlCache } from '../util/ttl-cache.js';
 import { noSuchWarehouse } from './errors.js';
+import { SLUG_RE } from '../workspaces/workspaces.js';
 
 export interface Warehouse { id: string; slug: string; root: string }
 
@@ -18,7 +19,7 @@ export async function findWarehouse(s: Services, slug: string): Promise<Warehous
   if (!cache) { cache = new TtlCache(10_000, 5_000, () => s.clock.now().getTime()); caches.set(s, cache); }
   let hit = cache.get(slug);
   if (hit === undefined) {
-    const isSlug = /^[a-z0-9][a-z0-9-]{0,62}$/.test(slug);
+    const isSlug = SLUG_RE.test(slug);
     const row = isSlug ? await s.db.selectFrom('workspaces').select('id').where('slug', '=', slug).executeTakeFirst() : undefined;
     hit = row ? { id: row.id } : null;
     // Only slugs are kept (a warehouse name in a query string can be long): 10,000 entries of at
