@@ -10,7 +10,7 @@ import { ADMIN, signInAdmin, saveYaml, executionsOf, replica, waitFor, waitForEn
 import { createWorkspace } from '../src/access/governance.js';
 import { saveFlow } from '../src/workflows/flows.js';
 import { createExecution } from '../src/workflows/executions.js';
-import { startWorkflowWorker, sweep } from '../src/jobs/workflow-worker.js';
+import { runBatch, startWorkflowWorker, sweep } from '../src/jobs/workflow-worker.js';
 import { startTriggerLoop } from '../src/jobs/trigger-loop.js';
 import { QUEUE } from '../src/jobs/queues.js';
 
@@ -106,7 +106,10 @@ test('an end is announced only where a flow trigger may hear it; a trigger saved
     const e = await createExecution(other, { workspaceId: ws.id, namespace: NS, flowId: 'solo', inputs: {}, trigger: { type: 'api', user: 'test' } });
     assert.equal((await waitForEnd(t.services, e.id)).state, 'SUCCESS');
     const run = await t.services.db.selectFrom('task_runs').select('id').where('execution_id', '=', e.id).executeTakeFirstOrThrow();
-    await waitFor(async () => (await other.queues.get(QUEUE.instantRuns).getJob(`${run.id}-1`))?.isCompleted(), "the instant run's job to complete");
+    // its job, or the runs job it shares with runs queued in the same turn (start jobs left by the
+    // tests before, taken by this worker), completes when instant-runs has nothing waiting or running
+    const instant = other.queues.get(QUEUE.instantRuns);
+    await waitFor(async () => (await instant.getJob(`${run.id}-1`))?.isCompleted() ?? Object.values(await instant.getJobCounts('wait', 'active', 'prioritized')).every((n) => n === 0), "the instant run's job to complete");
     return e.id;
   };
   try {
@@ -166,4 +169,51 @@ test('instant runs (log, output, fail) are jobs of instant-runs, claimed runs of
     await instant.resume();
     await worker.close();
   }
+});
+
+test('instant runs queued together travel in one runs job; the sweep looks into it before re-queueing one of them', async () => {
+  await saveYaml(t, admin, `id: three\nnamespace: ${NS}\ntasks:\n  - id: all\n    type: parallel\n    tasks:\n${[1, 2, 3].map((i) => `      - id: o${i}\n        type: output\n        values: { i: ${i} }\n`).join('')}`);
+  const instant = t.services.queues.get(QUEUE.instantRuns);
+  const leased = t.services.queues.get(QUEUE.taskRuns);
+  const worker = await startWorkflowWorker(t.services);
+  await instant.pause();
+  try {
+    const e = await start('three');
+    const runs = await waitFor(async () => {
+      const rows = await t.services.db.selectFrom('task_runs').select(['id', 'state', 'task_id']).where('execution_id', '=', e.id).where('task_id', 'like', 'o%').execute();
+      return rows.length === 3 ? rows : undefined;
+    }, 'the three queued runs');
+    assert.deepEqual(runs.map((r) => r.state), ['QUEUED', 'QUEUED', 'QUEUED']);
+    const batch = await waitFor(async () => (await instant.getJobs(['wait'])).find((j) => j.name === 'runs' && j.data.runs?.some((r: { executionId: string }) => r.executionId === e.id)), 'the runs job');
+    assert.deepEqual(batch.data.runs.map((r: { taskRunId: string; attempt: number; instant: boolean }) => `${r.taskRunId}-${r.attempt}-${r.instant}`).sort(),
+      runs.map((r) => `${r.id}-1-true`).sort(), 'one job holds the three attempts');
+    for (const r of runs) assert.equal(await instant.getJob(`${r.id}-1`), undefined, 'no job of its own');
+    const longAgo = new Date(t.services.clock.now().getTime() - 3_600_000);
+    await t.services.db.updateTable('task_runs').set({ dispatched_at: longAgo }).where('execution_id', '=', e.id).where('state', '=', 'QUEUED').execute();
+    assert.equal((await sweep(t.services)).leaves, 0, 'runs held by a waiting runs job are not lost');
+    // the job lost: each run is queued again on its own on task-runs, and the execution ends
+    await batch.remove();
+    assert.equal((await sweep(t.services)).leaves, 3);
+    for (const r of runs) assert.ok(await leased.getJob(`${r.id}-1`), 're-queued on task-runs');
+    const done = await waitForEnd(t.services, e.id);
+    assert.equal(done.state, 'SUCCESS');
+  } finally {
+    await instant.resume();
+    await worker.close();
+  }
+});
+
+test('a runs job runs every attempt it holds; when some fail it fails with the first reason after the others ended', async () => {
+  const ran: string[] = [];
+  const runOne = async (r: { taskRunId: string }) => {
+    await new Promise((res) => setImmediate(res));
+    if (r.taskRunId === 'b') throw new Error('the database is away');
+    ran.push(r.taskRunId);
+    return r.taskRunId === 'c' ? 'duplicate' : 'SUCCESS';
+  };
+  const job = (ids: string[]) => ({ runs: ids.map((taskRunId) => ({ taskRunId, executionId: 'e', attempt: 1, instant: true })) });
+  assert.deepEqual(await runBatch(job(['a', 'c', 'd']), runOne), { SUCCESS: 2, duplicate: 1 });
+  ran.length = 0;
+  await assert.rejects(runBatch(job(['a', 'b', 'd']), runOne), { message: '1 of 3 runs failed: the database is away' });
+  assert.deepEqual(ran.sort(), ['a', 'd'], 'the others ran');
 });

@@ -47,6 +47,8 @@ const RETRIED = { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } } 
 export interface ExecutionJob { executionId: string; created?: unknown }
 /** Payload of the `task-runs` and `instant-runs` queues: `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (such jobs go to `instant-runs`). */
 export interface TaskRunJobData { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
+/** Payload of an `instant-runs` job named `runs`: instant attempts queued together, run by one worker (docs/workflows.md "Instant task runs"). */
+export interface InstantRunsBatch { runs: TaskRunJobData[] }
 /** Payload of the `queries` queue: `run` names the query; the `sweep` and `retention` schedulers carry nothing. */
 export interface QueryJob { queryId?: string }
 /** Payload of the `engines` queue: the engine whose transition to run (the `sweep` job carries ''). */
@@ -80,9 +82,9 @@ export const QUEUES = {
     description: 'one job per task-run attempt: the leaf tasks that hold a lease (at most workflow.batch at once per worker)',
     jobOptions: KEEP,
   }),
-  instantRuns: defineQueue<TaskRunJobData>({
+  instantRuns: defineQueue<TaskRunJobData | InstantRunsBatch>({
     name: 'instant-runs',
-    description: 'one job per task-run attempt of the instant types (log, output, fail): run in memory without a lease, many at once',
+    description: 'task-run attempts of the instant types (log, output, fail), run in memory without a lease, many at once: one job (run) per attempt, or one job (runs) for up to 50 queued together',
     jobOptions: KEEP,
   }),
   triggers: defineQueue<TriggerJob>({

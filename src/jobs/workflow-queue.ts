@@ -2,13 +2,35 @@
 // `instant-runs` and `triggers` queues of src/jobs/queues.ts, with their declared retention.
 import type { WorkflowQueue } from '../workflows/ports.js';
 import type { JobsOptions } from 'bullmq';
-import { QUEUES, jobOptions, type Queues, type TaskRunJobData } from './queues.js';
+import { QUEUES, jobOptions, type InstantRunsBatch, type Queues, type TaskRunJobData } from './queues.js';
 import { sameTurn } from '../util/same-turn.js';
 
 /** At most this many executions in one `execution-ended` job (bounds the job's size). */
 const ENDED_BATCH_MAX = 200;
 /** At most this many leaf jobs in one addBulk made of several callers' leaves. */
 const DISPATCH_BATCH_MAX = 500;
+/** At most this many instant attempts in one `runs` job (bounds the job, and the runs one worker takes at once). */
+export const INSTANT_BATCH_MAX = 50;
+
+type RunJob = { name: string; data: TaskRunJobData; opts: JobsOptions };
+type LeafJob = RunJob | { name: 'runs'; data: InstantRunsBatch; opts: JobsOptions };
+
+/**
+ * The jobs of instant attempts queued together: attempts due now travel in `runs` jobs of up to
+ * INSTANT_BATCH_MAX, so a burst costs one add, one fetch and one completion per batch instead of
+ * per attempt (docs/workflows.md "Instant task runs"). A delayed attempt (a retry), and one left
+ * alone, keep their own job and id.
+ */
+function instantJobs(jobs: RunJob[]): LeafJob[] {
+  const due = jobs.filter((j) => !j.opts.delay);
+  const out: LeafJob[] = jobs.filter((j) => j.opts.delay);
+  for (let i = 0; i < due.length; i += INSTANT_BATCH_MAX) {
+    const chunk = due.slice(i, i + INSTANT_BATCH_MAX);
+    if (chunk.length === 1) out.push(chunk[0]);
+    else out.push({ name: 'runs', data: { runs: chunk.map((j) => j.data) }, opts: jobOptions(QUEUES.instantRuns) });
+  }
+  return out;
+}
 
 export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
   // Ends announced in the same turn of the event loop (steps of several executions finishing
@@ -25,9 +47,10 @@ export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
   // Instant runs (log, output, fail) go to their own queue, whose workers take many at once: they
   // hold no lease and no container, so they need not wait for one of the `batch` slots.
   const queueOf = (d: TaskRunJobData) => (d.instant === true ? QUEUES.instantRuns : QUEUES.taskRuns);
-  const queueLeaves = sameTurn<{ name: string; data: TaskRunJobData; opts: JobsOptions }>(async (jobs) => {
+  const queueLeaves = sameTurn<RunJob>(async (jobs) => {
     await Promise.all([QUEUES.instantRuns, QUEUES.taskRuns].map(async (def) => {
-      const mine = jobs.filter((j) => queueOf(j.data) === def);
+      const theirs = jobs.filter((j) => queueOf(j.data) === def);
+      const mine = def === QUEUES.instantRuns ? instantJobs(theirs) : theirs;
       const q = queues.get(def);
       if (mine.length === 1) await q.add(mine[0].name, mine[0].data, mine[0].opts);
       else if (mine.length > 1) await q.addBulk(mine);

@@ -9,7 +9,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
-import { QUEUES } from './queues.js';
+import { QUEUES, type InstantRunsBatch, type TaskRunJobData } from './queues.js';
 import { startWorker } from './worker.js';
 import { advance, dispatchLeaves, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
 import { runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
@@ -40,11 +40,12 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
     stalledInterval: Math.max(1, cfg.reaper_interval_secs) * 1000,
     maxStalledCount: 10,
   };
-  const runLeaf = (job: { data: TaskRunJob }) => runTaskRunJob(services, ctx, runner, workerId, job.data);
-  const taskRuns = startWorker(services, QUEUES.taskRuns, runLeaf, { ...leafOptions, concurrency: Math.max(1, cfg.batch) });
+  const runOne = (run: TaskRunJob) => runTaskRunJob(services, ctx, runner, workerId, run);
+  const taskRuns = startWorker(services, QUEUES.taskRuns, (job) => runOne(job.data), { ...leafOptions, concurrency: Math.max(1, cfg.batch) });
   // Instant runs hold no lease and no container and end in microseconds: many at once let their
   // outcomes share the orchestrator's group commits (docs/workflows.md "Instant task runs").
-  const instantRuns = startWorker(services, QUEUES.instantRuns, runLeaf, { ...leafOptions, concurrency: Math.max(INSTANT_CONCURRENCY, cfg.batch) });
+  const instantRuns = startWorker(services, QUEUES.instantRuns, (job) => ('runs' in job.data ? runBatch(job.data, runOne) : runOne(job.data)),
+    { ...leafOptions, concurrency: Math.max(INSTANT_CONCURRENCY, cfg.batch) });
   await services.queues.get(QUEUES.executions).upsertJobScheduler('sweep', { every: Math.max(1, cfg.reaper_interval_secs) * 1000 }, { name: 'sweep', data: { executionId: '' }, opts: QUEUES.executions.scheduledJobOptions });
   // Executions created in this process now take their first step as they are created.
   startInline(services, ctx);
@@ -58,6 +59,24 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
   };
 }
 
+/**
+ * Runs the attempts of a `runs` job side by side, each as its own job would. When some fail, the
+ * job fails with the first reason once all have ended: the others are recorded, and a failed one's
+ * run stays QUEUED for the sweep, as a failed job of its own would (a retry of the whole job finds
+ * the recorded ones done). Answers how many attempts ended how.
+ */
+export async function runBatch(batch: InstantRunsBatch, runOne: (run: TaskRunJobData) => Promise<string>): Promise<Record<string, number>> {
+  const settled = await Promise.allSettled(batch.runs.map(runOne));
+  const counts: Record<string, number> = {};
+  for (const r of settled) if (r.status === 'fulfilled') counts[r.value] = (counts[r.value] ?? 0) + 1;
+  const failed = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed.length > 0) throw new Error(`${failed.length} of ${batch.runs.length} runs failed: ${(failed[0].reason as Error)?.message ?? String(failed[0].reason)}`);
+  return counts;
+}
+
+/** Waiting and running `instant-runs` jobs the sweep looks into at most for `runs` jobs. */
+const SWEEP_INSTANT_JOBS_MAX = 1_000;
+
 /** Re-queues work whose enqueue was lost (a crash between commit and add): idempotent by job id. */
 export async function sweep(services: Services): Promise<{ starts: number; leaves: number }> {
   const cutoff = new Date(services.clock.now().getTime() - SWEEP_AFTER_MS);
@@ -65,12 +84,20 @@ export async function sweep(services: Services): Promise<{ starts: number; leave
   for (const e of created) await enqueueAdvance(services, e.id, 'start');
   const queued = await services.db.selectFrom('task_runs').select(['id', 'execution_id', 'attempt'])
     .where('state', '=', 'QUEUED').where('dispatched_at', '<', cutoff).limit(100).execute();
-  const queues = [services.queues.get(QUEUES.taskRuns), services.queues.get(QUEUES.instantRuns)];
-  const lost = [];
+  const instant = services.queues.get(QUEUES.instantRuns);
+  const queues = [services.queues.get(QUEUES.taskRuns), instant];
+  let lost = [];
   for (const r of queued) {
     const id = `${r.id}-${r.attempt + 1}`;
     // re-queued without the instant hint: the task-runs worker reads the run to learn its type
     if (!(await Promise.all(queues.map((q) => q.getJob(id)))).some(Boolean)) lost.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt });
+  }
+  if (lost.length > 0) {
+    // an attempt queued with others has no job of its own: it is lost only if no `runs` job holds it
+    // (past the first SWEEP_INSTANT_JOBS_MAX jobs, a run queued again meets its guard: it runs once)
+    const batches = await instant.getJobs(['wait', 'prioritized', 'active', 'delayed'], 0, SWEEP_INSTANT_JOBS_MAX - 1);
+    const held = new Set(batches.flatMap((j) => ('runs' in j.data ? j.data.runs.map((r) => `${r.taskRunId}-${r.attempt}`) : [])));
+    lost = lost.filter((l) => !held.has(`${l.taskRunId}-${l.attempt + 1}`));
   }
   await dispatchLeaves(services, lost);
   return { starts: created.length, leaves: lost.length };
