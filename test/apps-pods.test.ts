@@ -16,7 +16,7 @@ import { admitsSession, isIdle, podKey } from '../src/apps/pods.js';
 
 /** A bed on the subprocess launcher; its close() also removes the pods' directories. */
 async function bed(pods: SubprocessPods, proxyIdleMs?: number): Promise<PodBed> {
-  const b = await startPodBed(pods.env, undefined, proxyIdleMs);
+  const b = await startPodBed(pods.env, undefined, { proxyIdleMs });
   return { ...b, async close() { await b.close(); await rm(pods.root, { recursive: true, force: true }); } };
 }
 

@@ -46,9 +46,11 @@ export interface AppsOriginOptions {
   podLauncher?: PodLauncher;
   /** Replaces how long a pod may stay silent on a request (PROXY_IDLE_MS; tests). */
   proxyIdleMs?: number;
+  /** Replaces how often an open WebSocket re-checks its app token (WS_RECHECK_MS; tests). */
+  wsRecheckMs?: number;
 }
 
-export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs }: AppsOriginOptions): Promise<FastifyInstance> {
+export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs, wsRecheckMs }: AppsOriginOptions): Promise<FastifyInstance> {
   const cfg = services.config.apps;
   const app = Fastify({ logger: false, bodyLimit: MAX_BODY, trustProxy: false });
   await app.register(fastifyCookie);
@@ -117,7 +119,7 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs }: Ap
 
   // Everything else is the app itself, served by the session's pod (in its own context: bodies
   // are streamed to the pod, not parsed).
-  await app.register(appProxy, { services, tickets, cookie: APP_COOKIE, launcher: podLauncher, idleMs: proxyIdleMs });
+  await app.register(appProxy, { services, tickets, cookie: APP_COOKIE, launcher: podLauncher, idleMs: proxyIdleMs, wsRecheckMs });
 
   return app;
 }

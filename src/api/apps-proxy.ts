@@ -32,6 +32,8 @@ export interface AppProxyOptions {
   services: Services; tickets: () => AppTickets; cookie: string; launcher?: PodLauncher;
   /** Replaces PROXY_IDLE_MS (tests). */
   idleMs?: number;
+  /** Replaces WS_RECHECK_MS (tests). */
+  wsRecheckMs?: number;
 }
 
 const fail = (reply: FastifyReply, status: number, error: string, message: string) => reply.status(status).send({ error, message });
@@ -189,7 +191,7 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
         if (!used) return;
         used = false;
         podFor(token).catch(() => null).then((r) => { if (!r || r.pod.id !== pod.id) end(); }, end);
-      }, WS_RECHECK_MS);
+      }, o.wsRecheckMs ?? WS_RECHECK_MS);
       recheck.unref();
       podSocket.on('error', end).on('close', end);
       socket.on('close', end);

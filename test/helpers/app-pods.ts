@@ -16,7 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { startTestApp, type TestApp } from './app.js';
 import { startS3, storageEnv, type TestS3 } from './s3.js';
 import { signInAdmin, type Admin } from './workflow.js';
-import { APP_COOKIE, buildAppsOrigin } from '../../src/api/apps-origin.js';
+import { APP_COOKIE, buildAppsOrigin, type AppsOriginOptions } from '../../src/api/apps-origin.js';
 import { startAppPodWorker, type AppPodWorker } from '../../src/jobs/app-pod-worker.js';
 import { QUEUES } from '../../src/jobs/queues.js';
 import { createPodLauncher, podManager } from '../../src/apps/pod-runtime.js';
@@ -100,17 +100,18 @@ export interface PodBed { s3: TestS3; t: TestApp; origin: FastifyInstance; worke
 /**
  * The service (real PostgreSQL, Redis, S3), the apps origin and the pod worker, on the configured
  * launcher or on `launcher` (both the worker and the origin use it). `env` adds to the apps
- * origin's settings (e.g. subprocessPods().env); `proxyIdleMs` shortens the proxy's idle timeout.
+ * origin's settings (e.g. subprocessPods().env); `proxy` shortens the proxy's timings (proxyIdleMs:
+ * its idle timeout, wsRecheckMs: how often an open WebSocket re-checks its token).
  * close() stops every pod and all of it.
  */
-export async function startPodBed(env: Record<string, string>, launcher?: PodLauncher, proxyIdleMs?: number): Promise<PodBed> {
+export async function startPodBed(env: Record<string, string>, launcher?: PodLauncher, proxy: Pick<AppsOriginOptions, 'proxyIdleMs' | 'wsRecheckMs'> = {}): Promise<PodBed> {
   const s3 = await startS3();
   const t = await startTestApp({
     ...storageEnv(s3),
     SVC_APPS__ORIGIN: APPS_ORIGIN, SVC_APPS__SERVICE_ORIGIN: SERVICE_ORIGIN, SVC_APPS__SESSION_IDLE_SECS: '3600', SVC_APPS__SESSION_ABSOLUTE_SECS: '7200',
     ...env,
   });
-  const origin = await buildAppsOrigin({ services: t.services, podLauncher: launcher, proxyIdleMs });
+  const origin = await buildAppsOrigin({ services: t.services, podLauncher: launcher, ...proxy });
   const worker = (await startAppPodWorker(t.services, launcher))!;
   const admin = await signInAdmin(t);
   return {
