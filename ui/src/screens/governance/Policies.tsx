@@ -1,6 +1,7 @@
-// Access policies of the workspace's policy service (`#/w/<ws>/policies`, ws_admin; the routes
-// refuse every other role, so the screen is offered to no one else): the service's policy and
-// tag versions, each policy with its resources, allow and deny items, Edit (the editor in
+// Policies of the workspace's policy service (`#/w/<ws>/policies`, ws_admin; the routes refuse
+// every other role, so the screen is offered to no one else): the service's policy and tag
+// versions, each policy with its resources and items (allow and deny for an access policy; who
+// sees a column masked and how; who sees only the rows a filter keeps), Edit (the editor in
 // PolicyForm.tsx, saved with PUT) and Delete after a confirmation, and the engine plugins that
 // poll the service with the versions they hold. While policy_service.enabled is off the screen
 // says so instead.
@@ -13,8 +14,8 @@ import { clearMessages, say } from '../../lib/messages';
 import { href } from '../../lib/router';
 import { reportTo, useSession } from '../../lib/session';
 import { useFocusAfter, useLoad } from '../../lib/useLoad';
-import { resourceSummary, serviceOff, ServiceOff } from './fields';
-import { PolicyForm, type Policy } from './PolicyForm';
+import { resourceSummary, serviceOff, ServiceOff, type Policy } from './fields';
+import { PolicyForm } from './PolicyForm';
 
 type Plugins = Body<'/api/workspaces/{ws}/policy-plugins', 'get'>['plugins'];
 
@@ -23,7 +24,7 @@ function Items({ items }: { items: Policy['allow'] }) {
   if (items.length === 0) return <span class="muted">none</span>;
   return <ul class="plain">{items.map((i, n) => <li key={n}>{principals(i)}: <strong>{i.accesses.join(', ')}</strong>{i.delegate_admin ? ' (delegate admin)' : ''}</li>)}</ul>;
 }
-/** Column masks and row filters (written through the API; the editor writes access policies). */
+/** The items of a column mask or row filter policy. */
 function MaskAndFilterItems({ p }: { p: Policy }) {
   return (
     <ul class="plain">
@@ -74,7 +75,7 @@ export function Policies({ ws }: { ws: string }) {
   return (
     <>
       <h1 id="policies-title" tabIndex={-1}>Policies</h1>
-      <p class="lead">Who may do what on the workspace's catalogs, schemas, tables and columns, as engine plugins enforce it. Resources can be tagged on the <a href={href.page(ws, 'tags')}>Tags</a> screen.</p>
+      <p class="lead">Who may do what on the workspace's catalogs, schemas, tables and columns, who sees a column masked and who sees only some rows, as engine plugins enforce it. Resources can be tagged on the <a href={href.page(ws, 'tags')}>Tags</a> screen.</p>
       {d === undefined ? (list.error ? null : <p aria-busy="true">Loading policies…</p>) : d === 'off' || d === null ? <ServiceOff /> : <>
         <p id="service-versions">Policy service <code>{d.service.name}</code>: policy version {d.service.policy_version}, tag version {d.service.tag_version}.</p>
         {d.policies.length === 0 ? <p class="empty" id="no-policies">No policies yet.</p> : (
@@ -87,7 +88,7 @@ export function Policies({ ws }: { ws: string }) {
                 <td class="num">{p.version}</td>
                 <td>{when(p.updated_at)}</td>
                 <td class="actions">
-                  {accessPolicy(p) ? <Button class="secondary small" aria-label={`Edit ${p.name}`} onClick={() => edit(p)}>Edit</Button> : <span class="muted"><small>edited through the API</small></span>}
+                  <Button class="secondary small" aria-label={`Edit ${p.name}`} onClick={() => edit(p)}>Edit</Button>
                   <Button class="danger small" busy={busy} aria-label={`Delete ${p.name}`} onClick={() => remove(p)}>Delete</Button>
                 </td>
               </tr>
