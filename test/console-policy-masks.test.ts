@@ -39,7 +39,7 @@ test('Policies: a column mask and a row filter made, refused, listed, edited and
   const form = page.locator('#policy-form');
 
   // A column mask: its items replace allow and deny; the four resource levels stay.
-  await form.getByRole('radio', { name: 'Column mask' }).check();
+  await form.getByRole('radio', { name: 'Masking policy' }).check();
   assert.equal(await form.getByRole('button', { name: 'Add an allow item' }).count(), 0);
   assert.equal(await form.locator('fieldset.policy-item').count(), 1);
   const mask1 = form.locator('#mask-item-1');
@@ -64,11 +64,11 @@ test('Policies: a column mask and a row filter made, refused, listed, edited and
   await status(page, 'Created policy hash emails.');
   const masked = page.locator('#policies-table tr[data-policy="hash emails"]');
   assert.match(await masked.innerText(), /catalog lake › schema crm › table people › column email\s+role ws_viewer: mask CUSTOM substr\(\{col\}, 1, 2\) \|\| '\*\*\*'\s+1/);
-  assert.equal(await form.getByRole('radio', { name: 'Column mask' }).isChecked(), true, 'the next policy starts as the same kind');
+  assert.equal(await form.getByRole('radio', { name: 'Masking policy' }).isChecked(), true, 'the next policy starts as the same kind');
   assert.equal(await form.getByLabel('Name').inputValue(), '', 'the create form is emptied');
 
   // A row filter: resources down to the table (no column input), a filter expression per item.
-  await form.getByRole('radio', { name: 'Row filter' }).check();
+  await form.getByRole('radio', { name: 'Row filter policy' }).check();
   assert.equal(await form.getByLabel('Column', { exact: true }).count(), 0);
   const filter1 = form.locator('#filter-item-1');
   await form.getByLabel('Name').fill('eu rows');
@@ -102,7 +102,7 @@ test('Policies: a column mask and a row filter made, refused, listed, edited and
   await masked.getByRole('button', { name: 'Edit hash emails' }).click();
   await page.getByRole('heading', { name: 'Edit policy hash emails' }).waitFor();
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'policy-name');
-  assert.match(await form.locator('#policy-kind').innerText(), /Kind: column mask/);
+  assert.match(await form.locator('#policy-kind').innerText(), /Kind: masking policy/);
   assert.equal(await form.getByRole('radio').count(), 0);
   assert.equal(await mask1.getByLabel('Mask expression').inputValue(), "substr({col}, 1, 2) || '***'");
   await mask1.getByLabel('Mask type').selectOption('MASK_HASH');

@@ -21,8 +21,8 @@ export type Tag = Body<'/api/workspaces/{ws}/tags', 'get'>['tags'][number];
 
 const KINDS: Record<Kind, { label: string; levels: typeof LEVELS; need: string; add: [Effect, string][] }> = {
   access: { label: 'Access policy', levels: LEVELS, need: 'A catalog is needed', add: [['allow', 'Add an allow item'], ['deny', 'Add a deny item']] },
-  mask: { label: 'Column mask', levels: LEVELS, need: 'A column mask names every level down to the column', add: [['mask', 'Add a mask item']] },
-  filter: { label: 'Row filter', levels: LEVELS.slice(0, 3), need: 'A row filter names every level down to the table (no column)', add: [['filter', 'Add a row filter item']] },
+  mask: { label: 'Masking policy', levels: LEVELS, need: 'A column mask names every level down to the column', add: [['mask', 'Add a mask item']] },
+  filter: { label: 'Row filter policy', levels: LEVELS.slice(0, 3), need: 'A row filter names every level down to the table (no column)', add: [['filter', 'Add a row filter item']] },
 };
 
 interface Form { name: string; description: string; enabled: boolean; kind: Kind; resources: ResourceText; items: Item[] }
