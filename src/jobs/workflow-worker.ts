@@ -74,8 +74,8 @@ export async function runBatch(batch: InstantRunsBatch, runOne: (run: TaskRunJob
   return counts;
 }
 
-/** Waiting and running `instant-runs` jobs the sweep looks into at most for `runs` jobs. */
-const SWEEP_INSTANT_JOBS_MAX = 1_000;
+/** `instant-runs` jobs the sweep looks into at most per state (waiting, prioritized, running, delayed) for `runs` jobs. */
+const SWEEP_INSTANT_JOBS_MAX = 250;
 
 /** Re-queues work whose enqueue was lost (a crash between commit and add): idempotent by job id. */
 export async function sweep(services: Services): Promise<{ starts: number; leaves: number }> {
