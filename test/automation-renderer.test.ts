@@ -14,7 +14,7 @@ import { verifySignature } from '../src/automation/signing.js';
 import { startAutomationWorker } from '../src/jobs/automation-worker.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { signInAdmin, waitFor, type Admin } from './helpers/workflow.js';
-import { freePort } from './helpers/net.js';
+import { freePort, freePorts } from './helpers/net.js';
 
 const CHROMIUM = process.env.SVC_CHROMIUM ?? DEFAULT_CHROMIUM;
 const quiet = { info() {}, warn() {}, error() {}, debug() {} } as never;
@@ -49,7 +49,7 @@ describe('screenshots with Debian\'s Chromium', () => {
   let hook: { url: string; got: Array<{ headers: http.IncomingHttpHeaders; body: string }>; close(): Promise<void> };
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run bash scripts/chromium.sh`);
-    const [appPort, rendererPort] = [await freePort(), await freePort()];
+    const [appPort, rendererPort] = await freePorts(2);
     t = await startTestApp({
       SVC_SECRETS__MASTER_KEY: randomBytes(32).toString('base64'),
       SVC_AUTOMATION__WEBHOOK_ALLOW_HOSTS: '["127.0.0.1"]',
