@@ -2,6 +2,7 @@
 // metrics, the warning of SVC_ENGINE_TLS_INSECURE at start, and the graceful drain on SIGTERM.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
@@ -113,5 +114,21 @@ describe('svc serve', () => {
     const r = await runSvc(['serve'], { env: { ...baseEnv, SVC_SERVER__PORT: String(port), SVC_OIDC__ENABLED: 'true' } });
     assert.equal(r.code, 1);
     assert.equal(r.stderr.trim(), 'oidc.enabled requires security.secret_key (base64, >=64 bytes)');
+  });
+
+  test('a port already taken stops serve with one line naming the address, not the database', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const { runSvc } = await import('./helpers/cli.js');
+      const r = await runSvc(['serve'], { env: { ...baseEnv, SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port) } });
+      assert.equal(r.code, 1);
+      // (the log lines of the start share stderr with it)
+      assert.ok(r.stderr.split('\n').includes(`cannot listen on 127.0.0.1:${port}: the address is already in use (another process listens there)`), r.stderr);
+      assert.doesNotMatch(r.stderr, /cannot reach the database/);
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
   });
 });
