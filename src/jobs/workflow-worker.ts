@@ -96,7 +96,8 @@ export async function sweep(services: Services): Promise<{ starts: number; leave
     // an attempt queued with others has no job of its own: it is lost only if no `runs` job holds it
     // (past the first SWEEP_INSTANT_JOBS_MAX jobs, a run queued again meets its guard: it runs once)
     const batches = await instant.getJobs(['wait', 'prioritized', 'active', 'delayed'], 0, SWEEP_INSTANT_JOBS_MAX - 1);
-    const held = new Set(batches.flatMap((j) => ('runs' in j.data ? j.data.runs.map((r) => `${r.taskRunId}-${r.attempt}`) : [])));
+    // (a job that ended between the listing and its read comes back undefined)
+    const held = new Set(batches.flatMap((j) => (j?.data && 'runs' in j.data ? j.data.runs.map((r) => `${r.taskRunId}-${r.attempt}`) : [])));
     lost = lost.filter((l) => !held.has(`${l.taskRunId}-${l.attempt + 1}`));
   }
   await dispatchLeaves(services, lost);
