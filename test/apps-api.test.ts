@@ -3,8 +3,7 @@
 // and reads only published versions and may not edit; delete removes the row and every object.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
+import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
 import { signInAdmin } from './helpers/workflow.js';
 import { createLocalUser } from '../src/identity/users.js';
 import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
@@ -23,22 +22,19 @@ async function signIn(t: TestApp, email: string, role: 'ws_viewer' | 'ws_editor'
 }
 
 describe('apps resource', () => {
-  let s3: TestS3;
   let t: TestApp;
   let editor: Browser;
   let viewer: Browser;
   let wsId: string;
   before(async () => {
-    s3 = await startS3();
-    t = await startTestApp({
-      ...storageEnv(s3),
+    t = await startTestAppWithS3({
       SVC_APPS__STORAGE__PREFIX: 'data-apps/',
     });
     wsId = (await signInAdmin(t)).workspaceId;
     editor = await signIn(t, 'ed@example.com', 'ws_editor', '198.51.100.11');
     viewer = await signIn(t, 'vi@example.com', 'ws_viewer', '198.51.100.12');
   });
-  after(async () => { await t.close(); await s3.stop(); });
+  after(async () => { await t.close(); });
 
   test('an editor creates, edits and publishes; each version is an object under apps.storage.prefix', async () => {
     const res = await editor.post(A, { name: 'sales', description: 'Sales by region', source: NOTEBOOK });

@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
+import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
 import { signInAdmin, type Admin } from './helpers/workflow.js';
 import { APP_COOKIE, buildAppsOrigin } from '../src/api/apps-origin.js';
 import { createLocalUser } from '../src/identity/users.js';
@@ -19,13 +18,11 @@ const SERVICE = 'https://svc.example.test';
 const A = '/api/workspaces/default/apps';
 
 describe('app tickets without apps.origin', () => {
-  let s3: TestS3;
   let t: TestApp;
   before(async () => {
-    s3 = await startS3();
-    t = await startTestApp(storageEnv(s3));
+    t = await startTestAppWithS3();
   });
-  after(async () => { await t.close(); await s3.stop(); });
+  after(async () => { await t.close(); });
 
   test('the ticket endpoint answers 503', async () => {
     const admin = await signInAdmin(t);
@@ -38,15 +35,12 @@ describe('app tickets without apps.origin', () => {
 });
 
 describe('app tickets and tokens', () => {
-  let s3: TestS3;
   let t: TestApp;
   let admin: Admin;
   let origin: FastifyInstance;
   let appId: string;
   before(async () => {
-    s3 = await startS3();
-    t = await startTestApp({
-      ...storageEnv(s3),
+    t = await startTestAppWithS3({
       SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE, SVC_APPS__TICKET_TTL_SECS: '30',
       SVC_APPS__SESSION_IDLE_SECS: '600', SVC_APPS__SESSION_ABSOLUTE_SECS: '1000', SVC_APPS__COOKIE_TTL_SECS: '1000',
     });
@@ -55,7 +49,7 @@ describe('app tickets and tokens', () => {
     appId = (await admin.browser.post(A, { name: 'sales', source: 'x = 1\n' })).json().id;
     assert.equal((await admin.browser.post(`${A}/${appId}/publish`)).statusCode, 201);
   });
-  after(async () => { await origin.close(); await t.close(); await s3.stop(); });
+  after(async () => { await origin.close(); await t.close(); });
 
   const ticket = async (mode = 'run') => {
     const res = await admin.browser.post(`${A}/${appId}/tickets`, { mode });
@@ -157,15 +151,12 @@ describe('app tickets and tokens', () => {
 });
 
 describe('the query gateway', () => {
-  let s3: TestS3;
   let t: TestApp;
   let admin: Admin;
   let origin: FastifyInstance;
   let appId: string;
   before(async () => {
-    s3 = await startS3();
-    t = await startTestApp({
-      ...storageEnv(s3),
+    t = await startTestAppWithS3({
       SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE,
       SVC_APPS__MAX_ROWS: '7', SVC_APPS__RATE_MAX: '3', SVC_APPS__RATE_WINDOW_SECS: '10',
     });
@@ -174,7 +165,7 @@ describe('the query gateway', () => {
     appId = (await admin.browser.post(A, { name: 'g', source: 'x = 1\n' })).json().id;
     await admin.browser.post(`${A}/${appId}/publish`);
   });
-  after(async () => { await origin.close(); await t.close(); await s3.stop(); });
+  after(async () => { await origin.close(); await t.close(); });
 
   const openApp = async (b = admin.browser, mode = 'run') => {
     const tk = (await b.post(`${A}/${appId}/tickets`, { mode })).json();
@@ -256,18 +247,15 @@ describe('the query gateway', () => {
 });
 
 describe('the query gateway: apps.timeout_secs', () => {
-  let s3: TestS3;
   let t: TestApp;
   let origin: FastifyInstance;
   before(async () => {
-    s3 = await startS3();
-    t = await startTestApp({
-      ...storageEnv(s3),
+    t = await startTestAppWithS3({
       SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE, SVC_APPS__TIMEOUT_SECS: '1',
     });
     origin = await buildAppsOrigin({ services: t.services });
   });
-  after(async () => { await origin.close(); await t.close(); await s3.stop(); });
+  after(async () => { await origin.close(); await t.close(); });
 
   test('a query running past apps.timeout_secs is cancelled and answers 503, well before the engine\'s own timeout', async () => {
     assert.equal(t.config.engine.query_timeout_secs, 60);

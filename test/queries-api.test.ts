@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
+import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
 import { ADMIN, signInAdmin, waitFor, type Admin } from './helpers/workflow.js';
 import { createLocalUser } from '../src/identity/users.js';
 import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
@@ -51,18 +50,15 @@ async function signIn(t: TestApp, email: string, role: 'ws_viewer' | 'ws_editor'
 }
 
 describe('query API', () => {
-  let s3: TestS3;
   let t: TestApp;
   let admin: Admin;
   before(async () => {
-    s3 = await startS3();
-    t = await startTestApp({
-      ...storageEnv(s3),
+    t = await startTestAppWithS3({
       SVC_ENGINES__PROVISIONER: 'none', SVC_ENGINE__MAX_ROWS: '100', SVC_ENGINE__PREVIEW_ROWS: '5', SVC_ENGINE__QUERY_TIMEOUT_SECS: '1',
     });
     admin = await signInAdmin(t);
   });
-  after(async () => { await t.close(); await s3.stop(); });
+  after(async () => { await t.close(); });
 
   const ended = (id: string, b = admin.browser) => waitFor(async () => {
     const r = (await b.get(`${Q}/${id}`)).json();
@@ -295,11 +291,7 @@ describe('query API', () => {
 
 describe('query API with the embedded engine off', () => {
   test('a query for it is refused as disabled (409) with the reason; nothing is recorded', async () => {
-    const s3 = await startS3();
-    const t = await startTestApp({
-      ...storageEnv(s3),
-      SVC_ENGINES__EMBEDDED: 'off',
-    });
+    const t = await startTestAppWithS3({ SVC_ENGINES__EMBEDDED: 'off' });
     try {
       const admin = await signInAdmin(t);
       const r = await admin.browser.post(Q, { sql: 'SELECT 1' });
@@ -308,7 +300,6 @@ describe('query API with the embedded engine off', () => {
       assert.deepEqual((await admin.browser.get(Q)).json(), { queries: [] });
     } finally {
       await t.close();
-      await s3.stop();
     }
   });
 });

@@ -5,8 +5,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startTestApp, type TestApp } from './helpers/app.js';
-import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
+import { startTestAppWithS3, type TestApp } from './helpers/app.js';
 import { signInAdmin, replica, captureLogging, waitFor, type Admin } from './helpers/workflow.js';
 import { runMaintenanceJob, startMaintenance, pruneExecutionFiles, type MaintenanceDeps } from '../src/jobs/maintenance.js';
 import { createAuditHandOver, startAuditWorker } from '../src/jobs/audit-queue.js';
@@ -17,7 +16,6 @@ import type { ContainerRunner } from '../src/runners/index.js';
 import type { Services } from '../src/services.js';
 
 const DAY = 86_400_000;
-let s3: TestS3;
 let t: TestApp;
 let admin: Admin;
 
@@ -42,13 +40,11 @@ async function execution(endedDaysAgo: number | null): Promise<string> {
 }
 
 before(async () => {
-  s3 = await startS3();
-  t = await startTestApp({
-    ...storageEnv(s3),
+  t = await startTestAppWithS3({
   });
   admin = await signInAdmin(t);
 });
-after(async () => { await t.close(); await s3.stop(); });
+after(async () => { await t.close(); });
 
 describe('retention jobs (processors called directly, clock moved)', () => {
   test('task log lines older than workflow.log_retention_days (30) are deleted', async () => {

@@ -5,24 +5,21 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
-import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { ensurePodman } from './helpers/podman.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 
 const exec = promisify(execFile);
 const PLUGIN_HOST = 'localhost/svc-plugin-host:test';
-let t: TestApp; let s3: TestS3; let worker: WorkflowWorker; let b: Browser;
+let t: TestApp; let worker: WorkflowWorker; let b: Browser;
 const WS = 'default';
 
 before(async () => {
   const host = await ensurePodman();
   await exec('podman', ['build', '-q', '-t', PLUGIN_HOST, fileURLToPath(new URL('./fixtures/plugin-host/', import.meta.url))]);
-  s3 = await startS3();
-  t = await startTestApp({
-    ...storageEnv(s3),
+  t = await startTestAppWithS3({
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100',
     SVC_WORKFLOW__CONTAINER_RUNNER: 'local_container', SVC_ENGINES__LOCAL_CONTAINER__HOST: host,
     SVC_WORKFLOW__PLUGIN_HOST__IMAGE: PLUGIN_HOST, SVC_WORKFLOW__PLUGIN_HOST__KILL_GRACE_S: '3',
@@ -34,7 +31,7 @@ before(async () => {
   assert.equal((await b.login('admin@example.test', 'admin-password-1')).statusCode, 200);
   worker = await startWorkflowWorker(t.services);
 });
-after(async () => { await worker?.close(); await t?.close(); await s3?.stop(); });
+after(async () => { await worker?.close(); await t?.close(); });
 
 const SCRIPT = `
 id: script

@@ -2,22 +2,18 @@
 // worker pool on real PostgreSQL, Redis and S3.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
-import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 
 let t: TestApp;
-let s3: TestS3;
 let worker: WorkflowWorker;
 const admin = new Map<string, Browser>();
 const WS = 'default';
 
 before(async () => {
-  s3 = await startS3();
-  t = await startTestApp({
-    ...storageEnv(s3),
+  t = await startTestAppWithS3({
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100', SVC_WORKFLOW__LOG_RUN_MAX_LINES: '10',
     SVC_WORKFLOW__STORAGE__MAX_READ_BYTES: '4096', SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 3).toString('base64'),
   });
@@ -27,7 +23,7 @@ before(async () => {
   admin.set('b', b);
   worker = await startWorkflowWorker(t.services);
 });
-after(async () => { await worker.close(); await t.close(); await s3.stop(); });
+after(async () => { await worker.close(); await t.close(); });
 
 const b = () => admin.get('b')!;
 

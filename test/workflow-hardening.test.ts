@@ -3,10 +3,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { startTestApp, Browser, type TestApp } from './helpers/app.js';
+import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { startWorkflowWorker, type WorkflowWorker } from '../src/jobs/workflow-worker.js';
-import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { saveFlow, run, waitEnded, logsOf } from './helpers/workflows.js';
 import { sql } from 'kysely';
 import { parseFlow } from '../src/workflows/flow.js';
@@ -14,16 +13,13 @@ import { FLOW_STRING_LIMITS } from '../src/workflows/flow-bounds.js';
 import { waitFor } from './helpers/workflow.js';
 
 let t: TestApp;
-let s3: TestS3;
 let worker: WorkflowWorker;
 let b: Browser;
 const WS = 'default';
 const SECRET = 'tok-flowable-secret-9';
 
 before(async () => {
-  s3 = await startS3();
-  t = await startTestApp({
-    ...storageEnv(s3),
+  t = await startTestAppWithS3({
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__KILL_POLL_MS: '100', SVC_WORKFLOW__BATCH: '8',
     SVC_WORKFLOW__FOREACH_MAX_ITEMS: '5', SVC_WORKFLOW__FOREACH_MAX_CONCURRENCY: '2', SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 5).toString('base64'),
   });
@@ -33,7 +29,7 @@ before(async () => {
   assert.equal((await b.put(`/workflows/v1/${WS}/secrets/K`, { value: SECRET })).statusCode, 204);
   worker = await startWorkflowWorker(t.services);
 });
-after(async () => { await worker.close(); await t.close(); await s3.stop(); });
+after(async () => { await worker.close(); await t.close(); });
 
 const validate = (yaml: string) => b.request('POST', `/workflows/v1/${WS}/flows/validate`, yaml, { headers: { 'content-type': 'application/x-yaml' } });
 const flow = (tasks: string) => `id: f\nnamespace: hard\ntasks:\n${tasks}`;

@@ -13,8 +13,7 @@ import { mkdtemp, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { startTestApp, type TestApp } from './app.js';
-import { startS3, storageEnv, type TestS3 } from './s3.js';
+import { startTestAppWithS3, type TestApp } from './app.js';
 import { signInAdmin, type Admin } from './workflow.js';
 import { APP_COOKIE, buildAppsOrigin, type AppsOriginOptions } from '../../src/api/apps-origin.js';
 import { startAppPodWorker, type AppPodWorker } from '../../src/jobs/app-pod-worker.js';
@@ -95,7 +94,7 @@ export async function subprocessPods(extra: Record<string, string> = {}): Promis
   };
 }
 
-export interface PodBed { s3: TestS3; t: TestApp; origin: FastifyInstance; worker: AppPodWorker; admin: Admin; close(): Promise<void> }
+export interface PodBed { t: TestApp; origin: FastifyInstance; worker: AppPodWorker; admin: Admin; close(): Promise<void> }
 
 /**
  * The service (real PostgreSQL, Redis, S3), the apps origin and the pod worker, on the configured
@@ -105,9 +104,7 @@ export interface PodBed { s3: TestS3; t: TestApp; origin: FastifyInstance; worke
  * close() stops every pod and all of it.
  */
 export async function startPodBed(env: Record<string, string>, launcher?: PodLauncher, proxy: Pick<AppsOriginOptions, 'proxyIdleMs' | 'wsRecheckMs'> = {}): Promise<PodBed> {
-  const s3 = await startS3();
-  const t = await startTestApp({
-    ...storageEnv(s3),
+  const t = await startTestAppWithS3({
     SVC_APPS__ORIGIN: APPS_ORIGIN, SVC_APPS__SERVICE_ORIGIN: SERVICE_ORIGIN, SVC_APPS__SESSION_IDLE_SECS: '3600', SVC_APPS__SESSION_ABSOLUTE_SECS: '7200',
     ...env,
   });
@@ -115,13 +112,12 @@ export async function startPodBed(env: Record<string, string>, launcher?: PodLau
   const worker = (await startAppPodWorker(t.services, launcher))!;
   const admin = await signInAdmin(t);
   return {
-    s3, t, origin, worker, admin,
+    t, origin, worker, admin,
     async close() {
       await podManager(t.services).stopAll(launcher ?? createPodLauncher(t.config)!);
       await worker.close();
       await origin.close();
       await t.close();
-      await s3.stop();
     },
   };
 }

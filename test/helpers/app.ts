@@ -11,6 +11,7 @@ import { buildApp } from '../../src/api/app.js';
 import { ManualClock } from '../../src/clock.js';
 import { createLogging } from '../../src/log/logger.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { startS3, storageEnv } from './s3.js';
 import { PassThrough } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 
@@ -53,6 +54,18 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       await db.drop();
     },
   };
+}
+
+/** A test app whose object store is an S3 server (s3rver) of its own; close() stops both. */
+export async function startTestAppWithS3(env: Record<string, string> = {}): Promise<TestApp> {
+  const s3 = await startS3();
+  try {
+    const t = await startTestApp({ ...storageEnv(s3), ...env });
+    return { ...t, async close() { await t.close(); await s3.stop(); } };
+  } catch (err) {
+    await s3.stop();
+    throw err;
+  }
 }
 
 /**
