@@ -5,8 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
-import { initAdministrator } from '../src/bootstrap/init.js';
 import { saveFlow, run } from './helpers/workflows.js';
+import { signInAdmin } from './helpers/workflow.js';
 import { advance, stepContext } from '../src/workflows/orchestrator.js';
 import { runTaskRunJob } from '../src/workflows/task-run.js';
 import { FlowDefinitions } from '../src/workflows/flows.js';
@@ -14,10 +14,7 @@ import { FlowDefinitions } from '../src/workflows/flows.js';
 let t: TestApp; let b: Browser; let wsId: string;
 before(async () => {
   t = await startTestApp();
-  await initAdministrator(t.services.db, { email: 'admin@example.test', password: 'admin-password-1', force: false });
-  b = new Browser(t, '198.51.100.95');
-  assert.equal((await b.login('admin@example.test', 'admin-password-1')).statusCode, 200);
-  wsId = (await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow()).id;
+  ({ browser: b, workspaceId: wsId } = await signInAdmin(t, '198.51.100.95'));
   await saveFlow(b, 'default', 'id: big\nnamespace: bytes\ninputs:\n  - id: s\n    type: STRING\ntasks:\n  - id: a\n    type: output\n    values: { v: "{{ inputs.s }}" }\n  - id: b\n    type: output\n    values: { done: true }\n');
 });
 after(async () => { await t.close(); });
