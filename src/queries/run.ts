@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { chooseProvisioner } from '../engines/choice.js';
 import { EmbeddedEngine } from './embedded.js';
-import { QueryFailure, type EngineDriver, type EngineResult, type QueryParams, type QueryRole } from './types.js';
+import { QueryFailure, type EngineDriver, type EngineResult, type EngineRun, type QueryColumn, type QueryParams, type QueryRole } from './types.js';
 
 export const EMBEDDED = 'embedded';
 export const MAX_SQL_BYTES = 256 * 1024;
@@ -25,6 +25,8 @@ export interface RunQueryInput {
   timeoutMs?: number;
   /** Default and ceiling: engine.max_rows. */
   maxRows?: number;
+  /** Default and ceiling: engine.max_result_bytes. */
+  maxBytes?: number;
   /** Aborting it cancels the query on the engine. */
   signal?: AbortSignal;
 }
@@ -87,19 +89,29 @@ export function checkQueryInput(sql: string, params: QueryParams | undefined): v
 }
 
 /** Bounds of a run: the caller's, never above the configured ceilings. */
-export function boundsOf(config: Config, input: { timeoutMs?: number; maxRows?: number }): { timeoutMs: number; maxRows: number } {
+export function boundsOf(config: Config, input: { timeoutMs?: number; maxRows?: number; maxBytes?: number }): { timeoutMs: number; maxRows: number; maxBytes: number } {
   const maxTimeout = config.engine.query_timeout_secs * 1000;
   return {
     timeoutMs: Math.max(1, Math.min(input.timeoutMs ?? maxTimeout, maxTimeout)),
     maxRows: Math.max(1, Math.min(input.maxRows ?? config.engine.max_rows, config.engine.max_rows)),
+    maxBytes: Math.max(1, Math.min(input.maxBytes ?? config.engine.max_result_bytes, config.engine.max_result_bytes)),
   };
 }
 
 export async function runQuery(engines: QueryEngines, config: Config, input: RunQueryInput): Promise<EngineResult> {
   checkQueryInput(input.sql, input.params);
   const driver = await engines.driver(input.workspace, input.engine);
-  return driver.run({
-    workspaceId: input.workspace, sql: input.sql, params: input.params ?? [], role: input.principal.role,
-    user: input.principal.name, signal: input.signal, ...boundsOf(config, input),
-  });
+  return driver.run(engineRun(config, input));
 }
+
+/** The columns a read-only query would answer, as its engine parses it; nothing runs (the Data API's publication check). */
+export async function describeQuery(engines: QueryEngines, config: Config, input: RunQueryInput): Promise<QueryColumn[]> {
+  checkQueryInput(input.sql, input.params);
+  const driver = await engines.driver(input.workspace, input.engine);
+  return driver.describe(engineRun(config, { ...input, principal: { ...input.principal, role: 'ws_viewer' } }));
+}
+
+const engineRun = (config: Config, input: RunQueryInput): EngineRun => ({
+  workspaceId: input.workspace, sql: input.sql, params: input.params ?? [], role: input.principal.role,
+  user: input.principal.name, signal: input.signal, ...boundsOf(config, input),
+});
