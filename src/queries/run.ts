@@ -41,8 +41,13 @@ export class QueryEngines {
   /** Why the embedded engine is not offered, or null when it is. */
   readonly embeddedDisabled: string | null;
 
-  constructor(private readonly config: Config, private readonly log: Logger, env: Record<string, string | undefined> = process.env) {
+  constructor(private readonly config: Config, private readonly log: Logger, private readonly env: Record<string, string | undefined> = process.env) {
     this.embeddedDisabled = embeddedDisabled(config, env);
+    const c = embeddedConcurrency(config, env);
+    if (!this.embeddedDisabled && c.slots < config.engine.concurrency) {
+      log.warn({ concurrency: config.engine.concurrency, slots: c.slots, UV_THREADPOOL_SIZE: c.pool },
+        `the embedded engine runs ${c.slots} queries at once, not engine.concurrency ${config.engine.concurrency}: libuv's thread pool of ${c.pool} keeps ${POOL_RESERVE} for sign-in, token signing and files; set UV_THREADPOOL_SIZE=${config.engine.concurrency + POOL_RESERVE}`);
+    }
   }
 
   /** Lets the engines resource answer for named engines. */
@@ -53,7 +58,7 @@ export class QueryEngines {
     const c = this.config;
     return (this.embeddedEngine ??= new EmbeddedEngine({
       dataDir: c.engines.embedded_data_dir, memoryLimit: c.engines.embedded_memory_limit, threads: c.engines.embedded_threads,
-      maxDatabases: c.engines.embedded_max_databases, concurrency: c.engine.concurrency,
+      maxDatabases: c.engines.embedded_max_databases, concurrency: embeddedConcurrency(c, this.env).slots,
     }, this.log));
   }
 
@@ -65,6 +70,21 @@ export class QueryEngines {
   }
 
   async close(): Promise<void> { await this.embeddedEngine?.close(); }
+}
+
+/** Threads of libuv's pool never given to DuckDB: sign-in (argon2), token signing, files and DNS use them. */
+export const POOL_RESERVE = 4;
+
+/**
+ * How many embedded queries run at once: engine.concurrency, but never more than libuv's thread
+ * pool leaves after POOL_RESERVE. Each running DuckDB call holds a pool thread, so without the
+ * bound four long queries held the whole default pool of 4 and every sign-in and token signature
+ * waited for them (docs/engines.md "Thread pool").
+ */
+export function embeddedConcurrency(config: Config, env: Record<string, string | undefined>): { slots: number; pool: number } {
+  const n = Number(env.UV_THREADPOOL_SIZE);
+  const pool = Number.isInteger(n) && n > 0 ? Math.min(n, 1024) : 4;
+  return { slots: Math.max(1, Math.min(config.engine.concurrency, pool - POOL_RESERVE)), pool };
 }
 
 /**
