@@ -21,3 +21,14 @@ export class IcebergFormatError extends DomainError {
 export const invalid = (m: string) => new IcebergFormatError('invalid', m);
 export const unsupported = (m: string) => new IcebergFormatError('unsupported', m);
 export const notFound = (m: string) => new IcebergFormatError('not-found', m);
+
+/**
+ * A commit that cannot apply to the table as it now is (a file a delete names was removed by a
+ * concurrent commit): 409, and the caller should re-run the statement.
+ */
+export class IcebergConflictError extends DomainError {
+  constructor(message: string) {
+    super('conflict', message);
+    this.name = 'IcebergConflictError';
+  }
+}

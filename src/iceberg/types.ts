@@ -164,11 +164,13 @@ function index(struct: StructType): Map<number, FieldInfo> {
 
 /**
  * A schema's JSON (`{"type":"struct","schema-id":..,"fields":[..]}`) checked for a table of
- * `formatVersion`. Throws an `invalid` IcebergFormatError naming what is wrong.
+ * `formatVersion`. Throws an `invalid` IcebergFormatError naming what is wrong. `lenient` is for
+ * reading a table someone else wrote: every type of every version is accepted, and identifier
+ * fields are not checked (they constrain writers, not readers).
  */
-export function parseSchema(json: unknown, formatVersion = 2): Schema {
+export function parseSchema(json: unknown, formatVersion = 2, lenient = false): Schema {
   if (!isObj(json) || json.type !== 'struct') throw invalid('invalid schema: a schema is a struct with fields');
-  const c: Ctx = { formatVersion, ids: new Set(), path: [] };
+  const c: Ctx = { formatVersion: lenient ? Number.MAX_SAFE_INTEGER : formatVersion, ids: new Set(), path: [] };
   const struct = parseStruct(json, 'the schema', c, 0);
   const byId = index(struct);
   const byName = new Map<string, FieldInfo>();
@@ -181,7 +183,7 @@ export function parseSchema(json: unknown, formatVersion = 2): Schema {
   }
   const ids = json['identifier-field-ids'] ?? [];
   if (!Array.isArray(ids)) throw invalid('invalid schema: identifier-field-ids must be an array of field ids');
-  for (const id of ids) {
+  for (const id of lenient ? [] : ids) {
     const f = byId.get(id as number);
     if (!f) throw invalid(`invalid schema: identifier field id ${String(id)} is not a field of the schema`);
     if (!isPrimitive(f.type) || ['float', 'double', 'unknown', 'variant', 'geometry', 'geography'].includes(f.type.type)) {
