@@ -1,0 +1,139 @@
+// Reading catalog tables in a statement (docs/engines.md "The lakehouse"): every reference to
+// `iceberg.<namespace>.<table>` in the statement's parse trees is replaced, on the tree, by a
+// subquery that reads the table's planned files. The subquery is made from SQL svc writes (paths in
+// the workspace's cache, quoted names), parsed by DuckDB, and put where the reference was, keeping
+// its alias, column aliases and sample, so the user's SQL around it (joins, CTEs, subqueries,
+// EXPLAIN) reads the table as if DuckDB had it. Time travel (`AT (VERSION => ...)`, `AT (TIMESTAMP
+// => ...)`, and Trino's FOR ... AS OF turned into those) selects the snapshot; the query's own
+// predicates on the table prune files in planning.
+import { bindFilter } from '../../iceberg/expressions.js';
+import { planScan, type ScanPlan } from '../../iceberg/planner.js';
+import { IcebergFormatError } from '../../iceberg/errors.js';
+import { selectSnapshot, tableInfo } from '../../iceberg/table.js';
+import type { Schema } from '../../iceberg/types.js';
+import { QueryFailure } from '../types.js';
+import { walk, type Node, type SqlParser } from '../sql/parser.js';
+import { CATALOG, levelsOf, qualifiedName } from './names.js';
+import { owningSelect, pushdownFilter } from './pushdown.js';
+import { emptySql, scanSql } from './scan-sql.js';
+import type { Lakehouse } from './lakehouse.js';
+
+export interface RewriteContext {
+  workspaceId: string;
+  parser: SqlParser;
+  /** The value of a constant expression (time travel's point in time), computed by the engine. */
+  evaluate: (expr: Node, as: 'bigint' | 'epoch_ms') => Promise<string>;
+  signal?: AbortSignal;
+}
+
+export interface Rewritten {
+  /** Tables read, for the caller's records. */
+  tables: Array<{ name: string; snapshotId: string | null; files: number; skippedFiles: number }>;
+  release: () => void;
+}
+
+const isCatalogRef = (n: Node) => n.type === 'BASE_TABLE' && n.catalog_name === CATALOG;
+
+/** Replaces every catalog table reference in `trees` (in place); the files stay held until `release`. */
+export async function readCatalogTables(lh: Lakehouse, ctx: RewriteContext, trees: Node[]): Promise<Rewritten> {
+  const refs: Node[] = [];
+  walk(trees, (n) => {
+    // DESCRIBE reads the stub's columns (names and types), no data: leave it to the stub.
+    if (n.type === 'SHOW_REF' && n.show_type === 'DESCRIBE') { markDescribed(n); return; }
+    if (isCatalogRef(n) && !described.has(n)) refs.push(n);
+  });
+  const releases: Array<() => void> = [];
+  const out: Rewritten = { tables: [], release: () => { for (const r of releases.splice(0)) r(); } };
+  try {
+    for (const ref of refs) out.tables.push(await replace(lh, ctx, trees, ref, releases));
+    return out;
+  } catch (err) {
+    out.release();
+    throw err;
+  }
+}
+
+const described = new WeakSet<Node>();
+function markDescribed(show: Node): void { walk(show, (n) => { if (isCatalogRef(n)) described.add(n); }); }
+
+async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: Node, releases: Array<() => void>) {
+  const levels = levelsOf(String(ref.schema_name ?? ''));
+  const name = String(ref.table_name);
+  const shown = qualifiedName(levels, name);
+  const entry = await lh.catalog.load(ctx.workspaceId, levels, name);
+  if (!entry) throw new QueryFailure('failed', `Catalog Error: Table with name ${shown} does not exist`);
+  if (entry.kind === 'view') throw new QueryFailure('refused', `${shown} is a catalog view: views of the catalog are not read on the embedded engine yet`);
+
+  const at = ref.at_clause as { unit: string; expr: Node } | null;
+  const selection = at ? await snapshotOf(ctx, at) : {};
+  let plan: ScanPlan;
+  try {
+    // the query's own predicates on this table, each kept only if it binds to the table's schema
+    const owner = owningSelect(trees, ref);
+    let filter: unknown;
+    if (owner) {
+      const schema = selectSnapshot(tableInfo(entry.metadata), selection).schema;
+      filter = bound(pushdownFilter(owner.select.where_clause as Node | null, {
+        names: [String(ref.alias || ''), name].filter(Boolean), alone: owner.alone,
+        columns: new Set(schema.struct.fields.map((f) => f.name)), excluded: new Set(),
+      }), schema);
+    }
+    plan = await planScan(entry.metadata, { ...selection, filter, signal: ctx.signal }, lh.manifests(ctx.workspaceId));
+  } catch (err) {
+    if (err instanceof IcebergFormatError) throw new QueryFailure('failed', `${shown}: ${err.message}`);
+    throw err;
+  }
+
+  for (const d of plan.deleteFiles) {
+    if (d.file.format.toLowerCase() !== 'parquet') throw new QueryFailure('failed', `${shown}: delete files in ${d.file.format} (deletion vectors) are not read on the embedded engine yet`);
+  }
+  for (const t of plan.tasks) {
+    if (t.file.format.toLowerCase() !== 'parquet') throw new QueryFailure('failed', `${shown}: data files in ${t.file.format} are not read on the embedded engine (Parquet only)`);
+  }
+  const locations = [...plan.tasks.map((t) => t.file.path), ...plan.deleteFiles.map((d) => d.file.path)];
+  const held = await lh.files.hold(ctx.workspaceId, locations, ctx.signal);
+  releases.push(held.release);
+  const local = held.files;
+  const cacheDir = lh.files.dir(ctx.workspaceId);
+  const text = scanSql({
+    schema: plan.schema,
+    tasks: plan.tasks.map((t, i) => ({ file: { local: local[i]! }, deletes: t.deletes })),
+    deletes: plan.deleteFiles.map((d, i) => ({ local: local[plan.tasks.length + i]!, content: d.file.content as 1 | 2, equalityIds: d.file.equalityIds })),
+    cacheDir,
+  }) ?? emptySql(plan.schema);
+  const parsed = await ctx.parser.parse(text);
+  if (!parsed.ok || parsed.statements.length !== 1) throw new Error(`the scan of ${shown} did not parse: ${parsed.ok ? 'several statements' : parsed.message}`);
+  const alias = String(ref.alias || name);
+  const replacement: Node = {
+    type: 'SUBQUERY', alias, sample: ref.sample ?? null, query_location: 0,
+    subquery: { node: parsed.statements[0]!.node, named_param_map: [] }, column_name_alias: ref.column_name_alias ?? [],
+  };
+  for (const k of Object.keys(ref)) delete ref[k];
+  Object.assign(ref, replacement);
+  return { name: shown, snapshotId: plan.snapshotId === null ? null : String(plan.snapshotId), files: plan.tasks.length, skippedFiles: plan.skippedFiles };
+}
+
+/** The conjuncts of `filter` that bind to the schema (one that does not is left out: the query keeps it). */
+function bound(filter: Record<string, unknown> | undefined, schema: Schema): unknown {
+  if (!filter) return undefined;
+  const parts: Array<Record<string, unknown>> = [];
+  const split = (f: Record<string, unknown>) => { if (f.type === 'and') { split(f.left as Record<string, unknown>); split(f.right as Record<string, unknown>); } else parts.push(f); };
+  split(filter);
+  const ok = parts.filter((p) => { try { bindFilter(p, schema); return true; } catch { return false; } });
+  return ok.length === 0 ? undefined : ok.reduce((l, r) => ({ type: 'and', left: l, right: r }));
+}
+
+async function snapshotOf(ctx: RewriteContext, at: { unit: string; expr: Node }): Promise<{ snapshotId?: string; asOfTimestampMs?: number }> {
+  const unit = at.unit.toUpperCase();
+  if (unit === 'VERSION') {
+    const v = await ctx.evaluate(at.expr, 'bigint');
+    if (!/^-?\d+$/.test(v)) throw new QueryFailure('failed', `FOR VERSION AS OF needs a snapshot id, not ${v.slice(0, 60)}`);
+    return { snapshotId: v };
+  }
+  if (unit === 'TIMESTAMP') {
+    const ms = Number(await ctx.evaluate(at.expr, 'epoch_ms'));
+    if (!Number.isFinite(ms)) throw new QueryFailure('failed', 'FOR TIMESTAMP AS OF needs a point in time');
+    return { asOfTimestampMs: ms };
+  }
+  throw new QueryFailure('refused', `time travel by ${unit.slice(0, 20)} is not supported: use VERSION or TIMESTAMP`);
+}
