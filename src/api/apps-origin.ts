@@ -12,7 +12,7 @@ import { gatewayCall } from './apps-gateway.js';
 import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
 import { DomainError } from '../errors.js';
 import { appProxy } from './apps-proxy.js';
-import type { PodLauncher } from '../apps/pods.js';
+import { NOT_ORIGIN_FORM, isOriginForm, type PodLauncher } from '../apps/pods.js';
 
 export const APP_COOKIE = '__Host-svc_app';
 /** A gateway call carries SQL of up to MAX_SQL_BYTES plus its parameters. */
@@ -56,6 +56,11 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs, wsRe
   await app.register(fastifyCookie);
   const tickets = () => appTickets(services);
 
+  // Every request names a path of this origin, never another host (absolute-form, `//host/`,
+  // authority-form, `*`): refused before routing, so no route and no pod ever sees one.
+  app.addHook('onRequest', async (req, reply) => {
+    if (!isOriginForm(req.url)) return fail(reply, 400, 'bad_request', NOT_ORIGIN_FORM);
+  });
   app.addHook('onSend', async (_req, reply, payload) => {
     const csp = reply.getHeader('content-security-policy');
     // Only the service may frame the apps origin; a page without its own policy gets the bare one.
