@@ -4,6 +4,7 @@
 // a second redemption and a wrong secret are refused; the app token ends when idle and at its
 // absolute end on a moved clock; both origins say who may frame them. Real PostgreSQL, Redis, S3.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
@@ -84,6 +85,33 @@ describe('app tickets and tokens', () => {
     const again = await redeem(tk.ticket, tk.secret);
     assert.equal(again.statusCode, 401, 'a second redemption is refused');
     assert.equal(cookieOf(again), undefined);
+  });
+
+  test('the ticket page takes a ticket-shaped t only, and never puts it inside its script', async () => {
+    // 63 characters: within what the page took before (64), so this one is about what it does with it.
+    const injected = '</script><meta http-equiv=refresh content=0;url=//evil.example>';
+    for (const t of [injected, `${'a'.repeat(42)}"`, 'a'.repeat(44), '']) {
+      const res = await origin.inject({ method: 'GET', url: `/_svc/open?t=${encodeURIComponent(t)}` });
+      assert.doesNotMatch(res.body, /<meta/, 'no markup of the request on the apps origin');
+      assert.equal(res.statusCode, 400, t);
+      assert.deepEqual(res.json(), { error: 'bad_request', message: 'the ticket is missing or malformed: open the app again from the service' });
+    }
+    const twice = await origin.inject({ method: 'GET', url: `/_svc/open?t=${'a'.repeat(43)}&t=${'b'.repeat(43)}` });
+    assert.equal(twice.statusCode, 400);
+
+    // Two tickets, one script: the ticket is data (an attribute), the script is static and is the
+    // only one the page's policy allows, by its hash.
+    const [a, b] = [await ticket(), await ticket()];
+    const pages = await Promise.all([a, b].map((tk) => origin.inject({ method: 'GET', url: `/_svc/open?t=${tk.ticket}` })));
+    const scriptOf = (body: string) => /<script data-ticket="([^"]*)" data-parent-origin="([^"]*)">([\s\S]*?)<\/script>/.exec(body);
+    const [sa, sb] = pages.map((p) => scriptOf(p.body)!);
+    assert.deepEqual([sa[1], sa[2]], [a.ticket, SERVICE]);
+    assert.equal(sb[1], b.ticket);
+    assert.equal(sa[3], sb[3], 'the script is the same for every ticket');
+    assert.ok(!sa[3].includes(a.ticket), 'no request data inside the script');
+    assert.equal(pages[0].body.match(/<script/g)?.length, 1);
+    const hash = createHash('sha256').update(sa[3]).digest('base64');
+    assert.equal(pages[0].headers['content-security-policy'], `default-src 'none'; script-src 'sha256-${hash}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${SERVICE}`);
   });
 
   test('a wrong secret, another origin, or a ticket past apps.ticket_ttl_secs are refused', async () => {
