@@ -274,6 +274,49 @@ describe('the query gateway', () => {
   });
 });
 
+describe('the query gateway of an edit session', () => {
+  let t: TestApp;
+  let admin: Admin;
+  let origin: FastifyInstance;
+  before(async () => {
+    t = await startTestAppWithS3({ SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE });
+    origin = await buildAppsOrigin({ services: t.services });
+    admin = await signInAdmin(t);
+  });
+  after(async () => { await origin.close(); await t.close(); });
+
+  test('needs ws_editor now on both doors: a grant lowered to ws_viewer between two calls ends it; a run session goes on', async () => {
+    // An editor through a group grant, changed by a workspace admin through the API (which drops
+    // the cached access snapshots, as any grant change does).
+    const u = await createLocalUser(t.services.db, { email: 'demoted@example.com', password: 'password-of-demoted' });
+    assert.equal((await admin.browser.post('/api/groups', { name: 'authors' })).statusCode, 201);
+    assert.equal((await admin.browser.put(`/api/groups/authors/members/${u.id}`)).statusCode, 200);
+    const grant = async (role: string) => assert.equal((await admin.browser.put('/api/workspaces/default/members/groups/authors', { role })).statusCode, 200);
+    await grant('ws_editor');
+    const editor = new Browser(t, '198.51.100.43');
+    assert.equal((await editor.login('demoted@example.com', 'password-of-demoted')).statusCode, 200);
+    const appId = (await editor.post(A, { name: 'drafting', source: 'x = 1\n' })).json().id;
+    assert.equal((await editor.post(`${A}/${appId}/publish`)).statusCode, 201);
+    const edit = await openSession({ browser: editor, userId: u.id, workspaceId: '' }, origin, appId, 'edit');
+    const run = await openSession({ browser: editor, userId: u.id, workspaceId: '' }, origin, appId, 'run');
+    const page = (token: string) => origin.inject({ method: 'POST', url: '/_svc/query', headers: { origin: APPS }, cookies: { [APP_COOKIE]: token }, payload: { sql: 'SELECT 1 AS one' } });
+    const pod = (token: string) => t.app.inject({ method: 'POST', url: '/api/apps/query', headers: { 'x-svc-app-token': token }, payload: { sql: 'SELECT 1 AS one' } });
+    for (const door of [page, pod]) assert.equal((await door(edit)).statusCode, 200, 'an editor\'s edit session queries');
+
+    await grant('ws_viewer');
+    const refused = { error: 'forbidden', message: 'editing this app requires ws_editor in workspace default' };
+    for (const door of [page, pod]) {
+      const res = await door(edit);
+      assert.equal(res.statusCode, 403, res.body);
+      assert.deepEqual(res.json(), refused);
+    }
+    for (const door of [page, pod]) assert.equal((await door(run)).statusCode, 200, 'a viewer\'s run session goes on');
+
+    await grant('ws_editor');
+    assert.equal((await page(edit)).statusCode, 200, 'the right is read at each call, both ways');
+  });
+});
+
 describe('the query gateway: apps.timeout_secs', () => {
   let t: TestApp;
   let origin: FastifyInstance;
