@@ -48,6 +48,12 @@ export interface PodLauncher {
   deliver?(handle: PodHandle, appName: string, source: string): Promise<void>;
   /** Why a started pod can no longer become ready (its process exited), or null while it may. */
   failure?(handle: PodHandle): string | null | Promise<string | null>;
+  /**
+   * The pods this instance started that cannot outlive the service's process (subprocess pods are
+   * its children), which close() stops. A launcher without it (cluster: pods are API objects that
+   * any replica reaches, stops when idle and outlive a restart) stops nothing at close().
+   */
+  running?(): PodHandle[];
   close?(): Promise<void>;
 }
 
