@@ -150,6 +150,11 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
   // token every WS_RECHECK_MS, which counts as use of the token and the pod (a kernel in use is not
   // stopped as idle), and closes once the token has ended (idle or absolute end). A silent socket
   // counts as no use: its pod's idle stop closes it.
+  // CONNECT names a host and port (authority-form): the apps origin tunnels nowhere.
+  app.server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    refuse(socket, 400, 'bad_request', NOT_ORIGIN_FORM);
+  });
   app.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     upgrade(req, socket, head).catch((err: Error) => {
