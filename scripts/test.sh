@@ -10,6 +10,8 @@ bash scripts/podman.sh > /dev/null
 # Debian's Chromium for the browser test (playwright-core drives it).
 bash scripts/chromium.sh > /dev/null
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+# The thread pool `svc` gives itself (bin/svc.js), for the services the tests start in process too.
+export UV_THREADPOOL_SIZE="${UV_THREADPOOL_SIZE:-16}"
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then files=(test/*.test.ts); fi
 # No --test-force-exit: with concurrency it exits a file's process before its last verdicts reach

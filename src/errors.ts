@@ -6,12 +6,14 @@ export type ErrorCode =
   // SPEC 7: adding an engine while engines are off is `disabled`; a floating image tag is `refused`
   | 'disabled' | 'refused'
   // a dependency did not answer in time (an app pod past apps.pod.ready_timeout_secs)
-  | 'timeout';
+  | 'timeout'
+  // what the request relies on failed on the server's side (a published query failing on its engine)
+  | 'bad_gateway';
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410,
   payload_too_large: 413, too_many_requests: 429, unavailable: 503,
-  disabled: 409, refused: 400, timeout: 504,
+  disabled: 409, refused: 400, timeout: 504, bad_gateway: 502,
 };
 
 export class DomainError extends Error {

@@ -27,7 +27,7 @@ const LAYERS: Array<{ layer: string; parts: string[] }> = [
   { layer: 'jobs', parts: ['jobs'] },
   { layer: 'features', parts: ['workflows', 'runners', 'catalog', 'engines', 'queries', 'policy', 'idp', 'automation', 'data-api', 'apps'] },
   { layer: 'core', parts: ['identity', 'auth', 'access', 'audit', 'workspaces', 'secrets'] },
-  { layer: 'platform', parts: ['db', 'config', 'log', 'storage', 'util', 'clock', 'errors', 'metrics', 'version', 'jobs/queues.ts', 'jobs/worker.ts'] },
+  { layer: 'platform', parts: ['db', 'config', 'log', 'storage', 'util', 'clock', 'errors', 'metrics', 'version', 'iceberg', 'jobs/queues.ts', 'jobs/worker.ts'] },
 ];
 
 const MAX_LINES = 500;

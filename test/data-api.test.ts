@@ -144,6 +144,28 @@ describe('Data API endpoints', () => {
     assert.equal((await call('/data-api/default/sales')).json().rows, 5);
   });
 
+  test('what is published is one query as its engine parses it: text that would close a wrapper around it is refused', async () => {
+    const r = await admin.browser.put(`${M}/endpoints/wrapped`, { sql: 'select 1 as x) as endpoint_probe, (select 2' });
+    assert.equal(r.statusCode, 400, r.body);
+    assert.match(r.json().message, /^the query does not run as a read-only SELECT: /);
+    assert.equal((await admin.browser.get(`${M}/endpoints/wrapped`)).statusCode, 404);
+  });
+
+  test('an endpoint that fails on its engine answers its consumer 502, naming neither its SQL nor the engine\'s internals', async () => {
+    const made = await admin.browser.post('/api/workspaces/default/queries', { sql: 'CREATE TABLE doomed AS SELECT 42 AS secret_column', wait_ms: 60_000 });
+    assert.equal(made.json().state, 'SUCCEEDED', made.body);
+    assert.equal((await admin.browser.put(`${M}/endpoints/doomed`, { sql: 'SELECT secret_column FROM doomed' })).statusCode, 201);
+    const c = (await admin.browser.post(`${M}/clients`, { name: 'doomed-reader', endpoints: ['doomed'] })).json();
+    const own = await token(t, c.client_id, c.client_secret);
+    const call = (url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${own}` } });
+    assert.deepEqual((await call('/data-api/default/doomed')).json().data, [{ secret_column: 42 }]);
+    const dropped = await admin.browser.post('/api/workspaces/default/queries', { sql: 'DROP TABLE doomed', wait_ms: 60_000 });
+    assert.equal(dropped.json().state, 'SUCCEEDED', dropped.body);
+    const r = await call('/data-api/default/doomed?limit=1'); // (another page than the cached answer)
+    assert.equal(r.statusCode, 502, r.body);
+    assert.deepEqual(r.json(), { error: 'bad_gateway', message: 'endpoint doomed failed on its engine; its publishers can see why in the server log and test it in the console' });
+  });
+
   test('publishing checks the declarations: undeclared $names, unused or reserved parameters, bad defaults, unknown engines', async () => {
     const cases: Array<[object, number, RegExp]> = [
       [{ sql: 'SELECT $x' }, 400, /the SQL refers to \$x, which is not a declared parameter/],

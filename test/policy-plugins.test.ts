@@ -7,6 +7,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
+import { render } from '../src/engines/render.js';
+import { resolveImage } from '../src/engines/images.js';
 
 const TOKEN = 'policy-token-abcdefghijklmnop';
 const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
@@ -156,4 +158,36 @@ test('column masks and row filters reach the plugin as Ranger policies of types 
   }
   const unknownType = await admin.post('/api/workspaces/default/policies', { name: 'x', resources: { catalog: ['default'], schema: ['crm'], table: ['t'], column: ['c'] }, masks: [{ roles: ['ws_viewer'], type: 'MASK_ROT13' }] });
   assert.equal(unknownType.statusCode, 400);
+});
+
+test('an engine svc provisions polls under the service name it is configured with, <workspace>.<engine>, and gets its workspace\'s policies', async () => {
+  const ws = await t.services.db.selectFrom('workspaces').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+  await t.services.db.insertInto('engines').values({
+    workspace_id: ws.id, name: 'eng1', kind: 'trino', image: 'docker.io/trinodb/trino:479', resources: JSON.stringify({ cpu: '2', memory: '4Gi' }),
+    provisioner: 'local_container', state: 'running', desired: 'running', config_hash: 'h', idp_issuer: 'http://issuer', endpoint_url: null,
+  } as never).execute();
+  // the name the engine's Ranger plugin is configured with, as provisioning renders it
+  const files = render({
+    kind: 'trino', workspace: 'default', engine: 'eng1', engineId: 'e1', image: resolveImage('trino', {}), resources: { cpu: '2', memory: '4Gi' },
+    callbackUrl: 'http://svc.test:8080', clientId: 'c1', catalogAudience: 'svc-catalog',
+  }).files;
+  const service = /^ranger\.service\.name=(.+)$/m.exec(files['access-control.properties']!)![1]!;
+  assert.equal(service, 'default.eng1');
+  const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${TOKEN}` } });
+  const own = (await get('/service/plugins/secure/policies/download/default?lastKnownVersion=-1')).json();
+  const p = await get(`/service/plugins/secure/policies/download/${service}?lastKnownVersion=-1&pluginId=trino%40eng1`);
+  assert.equal(p.statusCode, 200, p.body);
+  assert.equal(p.json().serviceName, 'default.eng1');
+  assert.deepEqual(p.json().policies.map((x: { name: string }) => x.name), own.policies.map((x: { name: string }) => x.name));
+  assert.ok(own.policies.length > 0, 'the workspace has policies to compare');
+  for (const url of [`/service/tags/secure/download/${service}?lastKnownVersion=-1`, `/service/roles/secure/download/${service}?lastKnownRoleVersion=-1`]) {
+    assert.equal((await get(url)).statusCode, 200, url);
+  }
+  const plugins = (await admin.get('/api/workspaces/default/policy-plugins')).json();
+  assert.ok(JSON.stringify(plugins).includes('trino@eng1'), 'the engine\'s poll is recorded for the workspace');
+  for (const unknown of ['default.nope', 'nope.eng1', 'default.eng1.x']) {
+    const r = await get(`/service/plugins/secure/policies/download/${unknown}?lastKnownVersion=-1`);
+    assert.equal(r.statusCode, 404, unknown);
+    assert.match(r.body, /RANGER_ERROR_SERVICE_NOT_FOUND/);
+  }
 });

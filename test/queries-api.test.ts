@@ -87,6 +87,15 @@ describe('query API', () => {
     assert.deepEqual(await readParquet(pq.rawPayload), { columns: ['answer', 'words'], rows: [[42, 'forty-two']] });
   });
 
+  test('a JSON download keeps 64-bit integers and decimals exact, as strings, as the API answers them', async () => {
+    const q = (await admin.browser.post(Q, { sql: 'SELECT 9007199254740993::BIGINT AS big, 12345678901234567.89::DECIMAL(19,2) AS dec, [9007199254740993] AS list, 7 AS small' })).json();
+    assert.equal(q.state, 'SUCCEEDED', JSON.stringify(q));
+    assert.deepEqual(q.preview, [['9007199254740993', '12345678901234567.89', ['9007199254740993'], 7]]);
+    const json = await admin.browser.get(`${Q}/${q.id}/results?format=json`);
+    assert.equal(json.statusCode, 200);
+    assert.deepEqual(JSON.parse(json.body), [{ big: '9007199254740993', dec: '12345678901234567.89', list: ['9007199254740993'], small: 7 }]);
+  });
+
   test('parameters bind positionally and by name', async () => {
     const pos = (await admin.browser.post(Q, { sql: 'SELECT $1::INTEGER * 2 AS doubled', params: [21] })).json();
     assert.deepEqual(pos.preview, [[42]]);

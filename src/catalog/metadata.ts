@@ -7,6 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { badRequest, commitFailed } from './errors.js';
 import { isLong, sameLong, type Long } from './json.js';
+import { parseSchema } from '../iceberg/types.js';
+import { checkPartitionSpec, checkSortOrder } from '../iceberg/specs.js';
 
 export type Json = Record<string, unknown>;
 export type TableMetadata = Json & {
@@ -64,17 +66,22 @@ function maxFieldId(type: unknown, depth = 0): number {
   return max;
 }
 
-export function checkSchema(v: unknown): Json {
+/**
+ * A schema as the specification defines it (types, unique ids and names, identifier fields) for a
+ * table of `formatVersion` (views: 3, the most a type may need); anything else is 400.
+ */
+export function checkSchema(v: unknown, formatVersion = MAX_FORMAT_VERSION): Json {
   const s = obj(v, 'schema');
   if (s.type !== 'struct' || !Array.isArray(s.fields)) throw badRequest('schema must be a struct with fields');
-  for (const f of s.fields as unknown[]) {
-    const field = obj(f, 'schema field');
-    int(field.id, 'schema field id');
-    str(field.name, 'schema field name');
-    if (field.type === undefined) throw badRequest(`schema field ${String(field.name)} needs a type`);
-    if (typeof field.required !== 'boolean') throw badRequest(`schema field ${String(field.name)} needs required: true or false`);
-  }
+  parseSchema(s, formatVersion);
   return s;
+}
+
+/** The table's current schema, parsed: what a partition spec or sort order is checked against. */
+function currentSchema(m: TableMetadata, what: string) {
+  const json = m.schemas.find((x) => x['schema-id'] === m['current-schema-id']);
+  if (!json) throw badRequest(`Cannot add ${what}: the table has no current schema`);
+  return parseSchema(json, m['format-version']);
 }
 
 const withoutId = (o: Json, key: string) => JSON.stringify({ ...o, [key]: undefined });
@@ -132,7 +139,7 @@ export function createUpdates(req: Json, location: string): Json[] {
   if (!Number.isInteger(format) || format < 1 || format > MAX_FORMAT_VERSION) throw badRequest(`format-version must be 1 to ${MAX_FORMAT_VERSION}`);
   return [
     { action: 'upgrade-format-version', 'format-version': format },
-    { action: 'add-schema', schema: checkSchema(req.schema) },
+    { action: 'add-schema', schema: checkSchema(req.schema, format) },
     { action: 'set-current-schema', 'schema-id': -1 },
     { action: 'add-spec', spec: req['partition-spec'] ?? { 'spec-id': 0, fields: [] } },
     { action: 'set-default-spec', 'spec-id': -1 },
@@ -222,7 +229,7 @@ export function applyUpdate(m: TableMetadata, u: unknown, now: number, p: Pendin
       return;
     }
     case 'add-schema': {
-      const schema = checkSchema(x.schema);
+      const schema = checkSchema(x.schema, m['format-version']);
       const { id, existing } = idFor(m.schemas, { ...schema, 'schema-id': 0 }, 'schema-id');
       if (!existing) m.schemas.push({ ...schema, 'schema-id': id });
       const last = x['last-column-id'] === undefined ? 0 : int(x['last-column-id'], 'last-column-id');
@@ -238,6 +245,7 @@ export function applyUpdate(m: TableMetadata, u: unknown, now: number, p: Pendin
       return;
     }
     case 'add-spec': {
+      checkPartitionSpec(x.spec, currentSchema(m, 'a partition spec'));
       const { spec, last } = checkSpec(x.spec, m['last-partition-id']);
       const { id, existing } = idFor(m['partition-specs'], spec, 'spec-id');
       if (!existing) m['partition-specs'].push({ ...spec, 'spec-id': id });
@@ -253,6 +261,7 @@ export function applyUpdate(m: TableMetadata, u: unknown, now: number, p: Pendin
       return;
     }
     case 'add-sort-order': {
+      checkSortOrder(x['sort-order'], currentSchema(m, 'a sort order'));
       const order = checkOrder(x['sort-order']);
       const { id, existing } = (order.fields as unknown[]).length === 0 ? { id: 0, existing: m['sort-orders'].some((o) => o['order-id'] === 0) } : idFor(m['sort-orders'].filter((o) => o['order-id'] !== 0), order, 'order-id');
       const assigned = id === 0 && (order.fields as unknown[]).length > 0 ? 1 : id;

@@ -68,8 +68,12 @@ export async function execute(s: Services, p: Prepared, consumer: Consumer, sign
   } catch (err) {
     if (!(err instanceof QueryFailure)) throw err;
     switch (err.kind) {
-      case 'failed': throw badRequest(`the query failed: ${err.message}`);
-      case 'refused': throw new DomainError('conflict', `the endpoint's query was refused: ${err.message} (Data API queries read only)`);
+      // The consumer's values are checked before the query runs, so a query that fails or is
+      // refused now is the endpoint's own failure: the operator's log has the engine's message,
+      // the consumer a 502 that names neither the SQL nor the engine's internals.
+      case 'failed': case 'refused':
+        s.log.warn({ workspace: p.workspaceId, endpoint: p.ep.name, version: p.ep.version, kind: err.kind, err: err.message }, 'a Data API endpoint failed on its engine');
+        throw new DomainError('bad_gateway', `endpoint ${p.ep.name} failed on its engine; its publishers can see why in the server log and test it in the console`);
       case 'timeout': throw new DomainError('unavailable', `the query did not end in time: ${err.message}`, 1);
       case 'busy': throw new DomainError('unavailable', `the engine is busy: ${err.message}`, 1);
       case 'cancelled': throw new DomainError('unavailable', 'the query was cancelled');

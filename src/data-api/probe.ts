@@ -1,11 +1,12 @@
-// The result columns of a definition, read when it is published: the statement runs once as
-// `SELECT * FROM (<sql>) LIMIT 0` with each parameter's default (or a neutral value of its type),
-// read-only, so nothing is computed but the engine names the columns and their types. A
-// statement the engine rejects is refused at publication, not at a consumer's first call; an
+// The result columns of a definition, read when it is published: the engine parses and plans the
+// statement as written (DuckDB's parse tree and prepared statement, Trino's DESCRIBE OUTPUT), with
+// each parameter's default (or a neutral value of its type), and runs nothing. Only one read-only
+// query is published: what the engine does not take as one SELECT is refused at publication, not
+// at a consumer's first call (text is never wrapped, so nothing in it can close a wrapper); an
 // engine that cannot answer now (stopped, busy) leaves the columns unknown.
 import type { Services } from '../services.js';
 import { badRequest } from '../errors.js';
-import { runQuery } from '../queries/run.js';
+import { describeQuery } from '../queries/run.js';
 import { QueryFailure, type QueryColumn } from '../queries/types.js';
 import { checkSpecs, type ParamSpec, type ParamValue } from './params.js';
 import type { Definition } from './endpoints.js';
@@ -27,13 +28,10 @@ function neutral(p: ParamSpec): ParamValue {
 export async function probeColumns(s: Services, workspaceId: string, def: Definition): Promise<QueryColumn[] | null> {
   const params = checkSpecs(def.params, def.sql);
   const values = Object.fromEntries(params.map((p) => [p.name, neutral(p)]));
-  // Newlines keep a trailing line comment of the statement from swallowing the wrapper.
-  const sql = `SELECT * FROM (\n${def.sql.replace(/;\s*$/, '')}\n) AS endpoint_probe LIMIT 0`;
   try {
-    const r = await runQuery(s.queryEngines, s.config, {
-      workspace: workspaceId, engine: def.engine, sql, params: values, principal: { name: 'data-api publication', role: 'ws_viewer' }, maxRows: 1, timeoutMs: PROBE_TIMEOUT_MS,
+    return await describeQuery(s.queryEngines, s.config, {
+      workspace: workspaceId, engine: def.engine, sql: def.sql, params: values, principal: { name: 'data-api publication', role: 'ws_viewer' }, maxRows: 1, timeoutMs: PROBE_TIMEOUT_MS,
     });
-    return r.columns;
   } catch (err) {
     if (err instanceof QueryFailure && (err.kind === 'failed' || err.kind === 'refused')) {
       throw badRequest(`the query does not run as a read-only SELECT: ${err.message}`);

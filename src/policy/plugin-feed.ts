@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
+import { findPolicyService } from './service-name.js';
 import type { Download } from './policies.js';
 
 /** Plugins kept per workspace: pluginIds are the plugin's choice, so the table is bounded. */
@@ -22,7 +23,8 @@ async function roleVersion(db: Db): Promise<number> {
 
 /** GET /service/roles/download/{service}: RangerRoles, one role per workspace role with its users and groups. */
 export async function downloadRoles(db: Db, service: string, lastKnown: number | undefined): Promise<Download<Record<string, unknown>>> {
-  const ws = await findWorkspace(db, service);
+  const ps = await findPolicyService(db, service);
+  const ws = ps ? { id: ps.workspaceId } : undefined;
   if (!ws) return { kind: 'unknown' };
   const version = await roleVersion(db);
   if (lastKnown !== undefined && lastKnown === version) return { kind: 'not_modified', version };
@@ -55,7 +57,8 @@ export interface Poll { service: string; pluginId: string; clusterName?: string;
 
 /** Records a plugin's poll: the version it says it holds and when it asked. */
 export async function recordPoll(db: Db, p: Poll, now: Date): Promise<void> {
-  const ws = await findWorkspace(db, p.service);
+  const ps = await findPolicyService(db, p.service);
+  const ws = ps ? { id: ps.workspaceId } : undefined;
   if (!ws) return;
   const held = p.held !== undefined && p.held >= 0 ? p.held : null;
   const activation = p.lastActivationTime !== undefined && p.lastActivationTime > 0 ? new Date(p.lastActivationTime) : null;

@@ -7,6 +7,7 @@ import type { Db } from '../db/index.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
 import { findWorkspace } from '../workspaces/workspaces.js';
+import { findPolicyService } from './service-name.js';
 import { ACCESS_TYPES, MASK_TYPES, RESOURCES, SERVICE_TYPE, serviceDef } from './service-def.js';
 import type { Actor } from '../access/actor.js';
 
@@ -311,11 +312,11 @@ export type Download<T> = { kind: 'not_modified'; version: number } | { kind: 'o
 
 /** GET /service/plugins/policies/download/{service}: ServicePolicies, or 304 at lastKnownVersion. */
 export async function downloadPolicies(db: Db, service: string, lastKnownVersion: number | undefined): Promise<Download<Record<string, unknown>>> {
-  const [svc] = await serviceRows(db, service);
-  if (!svc) return { kind: 'unknown' };
+  const ps = await findPolicyService(db, service);
+  const [svc] = ps ? await serviceRows(db, ps.slug) : [];
+  if (!ps || !svc) return { kind: 'unknown' };
   if (lastKnownVersion !== undefined && lastKnownVersion === svc.policy_version) return { kind: 'not_modified', version: svc.policy_version };
-  const ws = (await findWorkspace(db, service))!;
-  const rows = await db.selectFrom('policies').selectAll().where('workspace_id', '=', ws.id).orderBy('id').execute();
+  const rows = await db.selectFrom('policies').selectAll().where('workspace_id', '=', ps.workspaceId).orderBy('id').execute();
   const policies = rows.map(policyView).map((p) => ({
     id: Number(p.id), guid: p.guid, isEnabled: p.is_enabled, version: p.version, service: service, name: p.name,
     policyType: policyType(p), policyPriority: 0, description: p.description, isAuditEnabled: true,
@@ -335,11 +336,11 @@ export async function downloadPolicies(db: Db, service: string, lastKnownVersion
 
 /** GET /service/tags/download/{service}: ServiceTags, or 304 at lastKnownVersion. */
 export async function downloadTags(db: Db, service: string, lastKnownVersion: number | undefined): Promise<Download<Record<string, unknown>>> {
-  const [svc] = await serviceRows(db, service);
-  if (!svc) return { kind: 'unknown' };
+  const ps = await findPolicyService(db, service);
+  const [svc] = ps ? await serviceRows(db, ps.slug) : [];
+  if (!ps || !svc) return { kind: 'unknown' };
   if (lastKnownVersion !== undefined && lastKnownVersion === svc.tag_version) return { kind: 'not_modified', version: svc.tag_version };
-  const ws = (await findWorkspace(db, service))!;
-  const rows = (await db.selectFrom('policy_tags').selectAll().where('workspace_id', '=', ws.id).orderBy('id').execute()).map(tagView);
+  const rows = (await db.selectFrom('policy_tags').selectAll().where('workspace_id', '=', ps.workspaceId).orderBy('id').execute()).map(tagView);
   const types = [...new Set(rows.map((r) => r.type))].sort();
   const tagDefinitions: Record<string, unknown> = {};
   types.forEach((type, i) => {

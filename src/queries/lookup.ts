@@ -14,6 +14,7 @@ import type { EngineLookup } from './run.js';
 const refusing = (kind: QueryFailure['kind'], message: string): EngineDriver => ({
   kind: 'unavailable',
   run: () => Promise.reject(new QueryFailure(kind, message)),
+  describe: () => Promise.reject(new QueryFailure(kind, message)),
 });
 
 export function engineLookup(db: Db, log: Logger, env: Record<string, string | undefined> = process.env): EngineLookup {

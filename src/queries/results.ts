@@ -67,10 +67,12 @@ export class ResultStore {
         parquet = await this.toParquet(dir, source.columns, source.rows);
       }
       let file = parquet;
-      if (format !== 'parquet') {
-        file = path.join(dir, `result.${format}`);
-        const options = format === 'csv' ? 'FORMAT csv, HEADER true' : 'FORMAT json, ARRAY true';
-        await this.withScratch((c) => c.run(`COPY (SELECT * FROM read_parquet(${quote(parquet)})) TO ${quote(file)} (${options})`));
+      if (format === 'csv') {
+        file = path.join(dir, 'result.csv');
+        await this.withScratch((c) => c.run(`COPY (SELECT * FROM read_parquet(${quote(parquet)})) TO ${quote(file)} (FORMAT csv, HEADER true)`));
+      } else if (format === 'json') {
+        file = path.join(dir, 'result.json');
+        await this.toJson(parquet, file);
       }
       const { size } = await stat(file);
       const body = createReadStream(file);
@@ -83,6 +85,41 @@ export class ResultStore {
   }
 
   async delete(key: string): Promise<void> { await this.s3.delete(key); }
+
+  /**
+   * The rows as a JSON array of objects, valued as the API answers them (the engine's JSON
+   * converter): 64-bit integers, decimals, dates and timestamps as strings, so no reader loses a
+   * digit (DuckDB's own JSON writer writes BIGINT 9007199254740993 as a number, which JavaScript
+   * and jq read as ...992). Written chunk by chunk.
+   */
+  private async toJson(parquet: string, out: string): Promise<void> {
+    const { JsonDuckDBValueConverter } = await loadDuckDB();
+    const file = createWriteStream(out);
+    const write = (text: string) => new Promise<void>((resolve, reject) => { file.write(text, (err) => (err ? reject(err) : resolve())); });
+    try {
+      await this.withScratch(async (c) => {
+        const result = await c.stream(`SELECT * FROM read_parquet(${quote(parquet)})`);
+        const names = result.columnNames();
+        let first = true;
+        await write('[');
+        for (;;) {
+          const chunk = await result.fetchChunk();
+          if (!chunk || chunk.rowCount === 0) break;
+          const lines: string[] = [];
+          for (const row of chunk.convertRows(JsonDuckDBValueConverter)) {
+            const o: Record<string, unknown> = {};
+            names.forEach((n, i) => { o[n] = row[i] ?? null; });
+            lines.push(`${first ? '' : ','}${JSON.stringify(o)}`);
+            first = false;
+          }
+          await write(lines.join('\n'));
+        }
+        await write(']\n');
+      });
+    } finally {
+      await new Promise<void>((resolve) => file.end(resolve));
+    }
+  }
 
   /** Rows to a Parquet file in dir, typed as the engine typed them (JSON when a type does not read back). */
   private async toParquet(dir: string, columns: QueryColumn[], rows: unknown[][]): Promise<string> {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { chooseProvisioner } from '../engines/choice.js';
 import { EmbeddedEngine } from './embedded.js';
-import { QueryFailure, type EngineDriver, type EngineResult, type QueryParams, type QueryRole } from './types.js';
+import { QueryFailure, type EngineDriver, type EngineResult, type EngineRun, type QueryColumn, type QueryParams, type QueryRole } from './types.js';
 
 export const EMBEDDED = 'embedded';
 export const MAX_SQL_BYTES = 256 * 1024;
@@ -25,6 +25,8 @@ export interface RunQueryInput {
   timeoutMs?: number;
   /** Default and ceiling: engine.max_rows. */
   maxRows?: number;
+  /** Default and ceiling: engine.max_result_bytes. */
+  maxBytes?: number;
   /** Aborting it cancels the query on the engine. */
   signal?: AbortSignal;
 }
@@ -39,8 +41,13 @@ export class QueryEngines {
   /** Why the embedded engine is not offered, or null when it is. */
   readonly embeddedDisabled: string | null;
 
-  constructor(private readonly config: Config, private readonly log: Logger, env: Record<string, string | undefined> = process.env) {
+  constructor(private readonly config: Config, private readonly log: Logger, private readonly env: Record<string, string | undefined> = process.env) {
     this.embeddedDisabled = embeddedDisabled(config, env);
+    const c = embeddedConcurrency(config, env);
+    if (!this.embeddedDisabled && c.slots < config.engine.concurrency) {
+      log.warn({ concurrency: config.engine.concurrency, slots: c.slots, UV_THREADPOOL_SIZE: c.pool },
+        `the embedded engine runs ${c.slots} queries at once, not engine.concurrency ${config.engine.concurrency}: libuv's thread pool of ${c.pool} keeps ${POOL_RESERVE} for sign-in, token signing and files; set UV_THREADPOOL_SIZE=${config.engine.concurrency + POOL_RESERVE}`);
+    }
   }
 
   /** Lets the engines resource answer for named engines. */
@@ -51,7 +58,7 @@ export class QueryEngines {
     const c = this.config;
     return (this.embeddedEngine ??= new EmbeddedEngine({
       dataDir: c.engines.embedded_data_dir, memoryLimit: c.engines.embedded_memory_limit, threads: c.engines.embedded_threads,
-      maxDatabases: c.engines.embedded_max_databases, concurrency: c.engine.concurrency,
+      maxDatabases: c.engines.embedded_max_databases, concurrency: embeddedConcurrency(c, this.env).slots,
     }, this.log));
   }
 
@@ -63,6 +70,21 @@ export class QueryEngines {
   }
 
   async close(): Promise<void> { await this.embeddedEngine?.close(); }
+}
+
+/** Threads of libuv's pool never given to DuckDB: sign-in (argon2), token signing, files and DNS use them. */
+export const POOL_RESERVE = 4;
+
+/**
+ * How many embedded queries run at once: engine.concurrency, but never more than libuv's thread
+ * pool leaves after POOL_RESERVE. Each running DuckDB call holds a pool thread, so without the
+ * bound four long queries held the whole default pool of 4 and every sign-in and token signature
+ * waited for them (docs/engines.md "Thread pool").
+ */
+export function embeddedConcurrency(config: Config, env: Record<string, string | undefined>): { slots: number; pool: number } {
+  const n = Number(env.UV_THREADPOOL_SIZE);
+  const pool = Number.isInteger(n) && n > 0 ? Math.min(n, 1024) : 4;
+  return { slots: Math.max(1, Math.min(config.engine.concurrency, pool - POOL_RESERVE)), pool };
 }
 
 /**
@@ -87,19 +109,29 @@ export function checkQueryInput(sql: string, params: QueryParams | undefined): v
 }
 
 /** Bounds of a run: the caller's, never above the configured ceilings. */
-export function boundsOf(config: Config, input: { timeoutMs?: number; maxRows?: number }): { timeoutMs: number; maxRows: number } {
+export function boundsOf(config: Config, input: { timeoutMs?: number; maxRows?: number; maxBytes?: number }): { timeoutMs: number; maxRows: number; maxBytes: number } {
   const maxTimeout = config.engine.query_timeout_secs * 1000;
   return {
     timeoutMs: Math.max(1, Math.min(input.timeoutMs ?? maxTimeout, maxTimeout)),
     maxRows: Math.max(1, Math.min(input.maxRows ?? config.engine.max_rows, config.engine.max_rows)),
+    maxBytes: Math.max(1, Math.min(input.maxBytes ?? config.engine.max_result_bytes, config.engine.max_result_bytes)),
   };
 }
 
 export async function runQuery(engines: QueryEngines, config: Config, input: RunQueryInput): Promise<EngineResult> {
   checkQueryInput(input.sql, input.params);
   const driver = await engines.driver(input.workspace, input.engine);
-  return driver.run({
-    workspaceId: input.workspace, sql: input.sql, params: input.params ?? [], role: input.principal.role,
-    user: input.principal.name, signal: input.signal, ...boundsOf(config, input),
-  });
+  return driver.run(engineRun(config, input));
 }
+
+/** The columns a read-only query would answer, as its engine parses it; nothing runs (the Data API's publication check). */
+export async function describeQuery(engines: QueryEngines, config: Config, input: RunQueryInput): Promise<QueryColumn[]> {
+  checkQueryInput(input.sql, input.params);
+  const driver = await engines.driver(input.workspace, input.engine);
+  return driver.describe(engineRun(config, { ...input, principal: { ...input.principal, role: 'ws_viewer' } }));
+}
+
+const engineRun = (config: Config, input: RunQueryInput): EngineRun => ({
+  workspaceId: input.workspace, sql: input.sql, params: input.params ?? [], role: input.principal.role,
+  user: input.principal.name, signal: input.signal, ...boundsOf(config, input),
+});

@@ -6,7 +6,8 @@
 // from one person's query to another's.
 import { Trino, type QueryResult } from 'trino-client';
 import type { Logger } from 'pino';
-import type { EngineDriver, EngineResult, EngineRun } from './types.js';
+import type { EngineDriver, EngineResult, EngineRun, QueryColumn } from './types.js';
+import { valueBytes } from './bytes.js';
 import { QueryFailure } from './types.js';
 import { namedToPositional } from './trino-params.js';
 
@@ -53,11 +54,22 @@ export class TrinoDriver implements EngineDriver {
 
   constructor(private readonly opts: TrinoOptions) {}
 
-  async run(q: EngineRun): Promise<EngineResult> {
+  /**
+   * The columns of a query from Trino's own parse and plan, running nothing: `DESCRIBE OUTPUT` of
+   * the statement prepared in the X-Trino-Prepared-Statement header (rows: column name, catalog,
+   * schema, table, type, type size, aliased).
+   */
+  async describe(q: EngineRun): Promise<QueryColumn[]> {
+    const { sql } = Array.isArray(q.params) ? { sql: q.sql } : namedToPositional(q.sql, q.params);
+    const r = await this.run(q, { statement: 'DESCRIBE OUTPUT svc_statement', prepared: `svc_statement=${encodeURIComponent(sql)}` });
+    return r.rows.map((row) => ({ name: String(row[0]), type: String(row[4]) }));
+  }
+
+  async run(q: EngineRun, as: { statement: string; prepared?: string } = this.statement(q)): Promise<EngineResult> {
     if (q.signal?.aborted) throw new QueryFailure('cancelled', 'query was cancelled');
     const secs = Math.max(1, Math.ceil(q.timeoutMs / 1000));
     const extra = (await this.opts.headers?.()) ?? {};
-    const { statement, prepared } = this.statement(q);
+    const { statement, prepared } = as;
     const raw = requesterOf(Trino.create({
       server: this.opts.server, catalog: this.opts.catalog, schema: this.opts.schema, source: this.opts.source ?? 'svc',
       // the coordinator enforces the timeout too, so a query is stopped even if this process dies
@@ -82,11 +94,15 @@ export class TrinoDriver implements EngineDriver {
       const columns: EngineResult['columns'] = [];
       const rows: unknown[][] = [];
       let truncated = false;
+      let truncatedBy: 'bytes' | undefined;
+      let bytes = 0;
       for (;;) {
         if (page.error) throw this.failure(page);
         if (columns.length === 0 && page.columns) for (const c of page.columns) columns.push({ name: c.name, type: c.type });
         for (const r of page.data ?? []) {
           if (rows.length === q.maxRows) { truncated = true; break; }
+          bytes += valueBytes(r);
+          if (bytes > q.maxBytes) { truncated = true; truncatedBy = 'bytes'; break; }
           rows.push(r);
         }
         if (truncated) { await stop('truncated'); break; }
@@ -95,7 +111,7 @@ export class TrinoDriver implements EngineDriver {
         if (Date.now() >= deadline) { await stop('timeout'); throw this.timeout(q); }
         page = await raw.request<QueryResult>({ url: page.nextUri });
       }
-      return { columns, rows, truncated };
+      return { columns, rows, truncated, ...(truncatedBy ? { truncatedBy } : {}) };
     } catch (err) {
       if (err instanceof QueryFailure) throw err;
       throw new QueryFailure('failed', describe(err));

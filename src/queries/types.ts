@@ -15,6 +15,8 @@ export interface EngineRun {
   /** Who the query runs for (the engine's user where it has one, e.g. X-Trino-User). */
   user: string;
   maxRows: number;
+  /** Most bytes of rows (as JSON) the result holds: engine.max_result_bytes. */
+  maxBytes: number;
   timeoutMs: number;
   signal?: AbortSignal;
 }
@@ -23,13 +25,20 @@ export interface EngineResult {
   columns: QueryColumn[];
   /** At most maxRows rows of JSON values (64-bit integers and decimals as strings). */
   rows: unknown[][];
-  /** True when the query produced more than maxRows rows. */
+  /** True when the query produced more than maxRows rows, or more than maxBytes of them. */
   truncated: boolean;
+  /** Set when the bytes bound cut the result (the rows bound otherwise). */
+  truncatedBy?: 'bytes';
 }
 
 export interface EngineDriver {
   readonly kind: string;
   run(q: EngineRun): Promise<EngineResult>;
+  /**
+   * The columns a read-only query answers, from the engine's own parse and plan, running nothing;
+   * a statement that is not one query fails as `refused` or `failed`.
+   */
+  describe(q: EngineRun): Promise<QueryColumn[]>;
 }
 
 /**

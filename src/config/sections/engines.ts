@@ -8,6 +8,7 @@ export const engine = section('query execution', {
   preview_rows: count(100, 'rows of a preview; at most `engine.max_rows` (startup check)'),
   results_prefix: str('query-results', 'object key prefix of query results inside the bucket'),
   results_retention_days: count(7, 'days a query result stays in the object store after the query ended; 0 keeps results for ever'),
+  max_result_bytes: atLeast(1024, 64 * 1024 * 1024, 'most bytes of rows (measured as JSON) a query result holds on every path (query API, data-apps gateway, Data API, alerts, reports); a larger result is cut there and marked truncated'),
   concurrency: atLeast(1, 4, 'queries each replica runs at once (the embedded engine and the `queries` job worker); more wait queued'),
 });
 

@@ -1,0 +1,127 @@
+// A tokenizer for DuckDB's SQL, used only to find the head of a statement (its kind, its target
+// and where its query and expression parts begin and end). It never decides alone: every part it
+// finds is parsed again by DuckDB's own parser (sql/parser.ts), and what runs is rebuilt from
+// parts DuckDB parsed, so a disagreement between this lexer and DuckDB's ends in a refusal, never
+// in a statement that does more than was checked. Literal and comment forms follow DuckDB's
+// scanner (PostgreSQL's): '' inside quotes, E'' escapes, $tag$ quoting, nested /* */ comments.
+
+export type TokenKind = 'word' | 'quoted' | 'string' | 'number' | 'param' | 'op';
+
+export interface Token {
+  kind: TokenKind;
+  /** The text as written. */
+  text: string;
+  /** Identifiers: unquoted words lower-cased, quoted ones unescaped; strings: their value. */
+  value: string;
+  start: number;
+  end: number;
+}
+
+export class LexError extends Error {}
+
+const WORD_START = /[A-Za-z_\u0080-\uffff]/;
+const WORD_PART = /[A-Za-z0-9_$\u0080-\uffff]/;
+
+/** The tokens of `sql`, comments and white space left out. Throws LexError on an unterminated literal or comment. */
+export function tokenize(sql: string): Token[] {
+  const out: Token[] = [];
+  let i = 0;
+  const n = sql.length;
+  const push = (kind: TokenKind, start: number, end: number, value?: string) => {
+    out.push({ kind, text: sql.slice(start, end), value: value ?? sql.slice(start, end), start, end });
+  };
+  while (i < n) {
+    const c = sql[i]!;
+    const next = sql[i + 1];
+    if (/\s/.test(c)) { i++; continue; }
+    if (c === '-' && next === '-') {
+      const j = sql.indexOf('\n', i + 2);
+      i = j < 0 ? n : j + 1;
+      continue;
+    }
+    if (c === '/' && next === '*') { i = blockComment(sql, i); continue; }
+    if (c === "'") { const [end, value] = quoted(sql, i, "'"); push('string', i, end, value); i = end; continue; }
+    if ((c === 'e' || c === 'E') && next === "'") { const [end, value] = escaped(sql, i + 1); push('string', i, end, value); i = end; continue; }
+    if ((c === 'x' || c === 'X' || c === 'b' || c === 'B' || c === 'n' || c === 'N') && next === "'") {
+      const [end, value] = quoted(sql, i + 1, "'"); push('string', i, end, value); i = end; continue;
+    }
+    if (c === '"') { const [end, value] = quoted(sql, i, '"'); push('quoted', i, end, value); i = end; continue; }
+    if (c === '$') {
+      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 66));
+      if (tag) {
+        const close = sql.indexOf(tag[0], i + tag[0].length);
+        if (close < 0) throw new LexError('unterminated dollar-quoted string');
+        push('string', i, close + tag[0].length, sql.slice(i + tag[0].length, close));
+        i = close + tag[0].length;
+        continue;
+      }
+      const p = /^\$([0-9]+|[A-Za-z_][A-Za-z0-9_]*)/.exec(sql.slice(i, i + 66));
+      if (p) { push('param', i, i + p[0].length); i += p[0].length; continue; }
+    }
+    if (c === '?') { push('param', i, i + 1); i++; continue; }
+    if (/[0-9]/.test(c) || (c === '.' && next !== undefined && /[0-9]/.test(next))) {
+      const m = /^(0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9_]*\.?[0-9_]+([eE][+-]?[0-9]+)?\.?)/.exec(sql.slice(i));
+      const len = m ? m[0].length : 1;
+      push('number', i, i + len);
+      i += len;
+      continue;
+    }
+    if (WORD_START.test(c)) {
+      let j = i + 1;
+      while (j < n && WORD_PART.test(sql[j]!)) j++;
+      push('word', i, j, sql.slice(i, j).toLowerCase());
+      i = j;
+      continue;
+    }
+    // Operators: the multi-character ones that matter for finding clause boundaries.
+    const op = /^(::|:=|=>|->>|->|<=|>=|<>|!=|\|\||\*\*|\/\/|<<|>>|!~~\*|!~~|~~\*|~~|\^@)/.exec(sql.slice(i, i + 4));
+    const len = op ? op[0].length : 1;
+    push('op', i, i + len);
+    i += len;
+  }
+  return out;
+}
+
+function blockComment(sql: string, start: number): number {
+  let depth = 0;
+  let i = start;
+  while (i < sql.length) {
+    if (sql[i] === '/' && sql[i + 1] === '*') { depth++; i += 2; continue; }
+    if (sql[i] === '*' && sql[i + 1] === '/') { depth--; i += 2; if (depth === 0) return i; continue; }
+    i++;
+  }
+  throw new LexError('unterminated comment');
+}
+
+/** A '...' or "..." literal whose doubled quote is an escaped one: [end, value]. */
+function quoted(sql: string, start: number, q: string): [number, string] {
+  let i = start + 1;
+  let value = '';
+  for (;;) {
+    const j = sql.indexOf(q, i);
+    if (j < 0) throw new LexError(q === "'" ? 'unterminated string literal' : 'unterminated quoted identifier');
+    value += sql.slice(i, j);
+    if (sql[j + 1] === q) { value += q; i = j + 2; continue; }
+    return [j + 1, value];
+  }
+}
+
+/** An E'...' literal: backslash escapes a character, '' a quote. */
+function escaped(sql: string, quote: number): [number, string] {
+  let i = quote + 1;
+  let value = '';
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === '\\') { value += sql[i + 1] ?? ''; i += 2; continue; }
+    if (c === "'") {
+      if (sql[i + 1] === "'") { value += "'"; i += 2; continue; }
+      return [i + 1, value];
+    }
+    value += c;
+    i++;
+  }
+  throw new LexError('unterminated string literal');
+}
+
+/** Double-quotes an identifier for DuckDB (and Trino): "" escapes a quote. */
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;

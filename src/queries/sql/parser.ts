@@ -1,0 +1,55 @@
+// DuckDB's own parser, reached through `json_serialize_sql`: it turns SELECT statements (and what
+// DuckDB parses as one: VALUES, FROM-first, TABLE, DESCRIBE, SHOW, SUMMARIZE) into their parse
+// tree as JSON, and `json_deserialize_sql` turns a tree back into SQL. Every decision about what a
+// statement does is taken on these trees (docs/engines.md "Statements"), never on its text. The
+// JSON is read and written losslessly: a BIGINT constant past 2^53 in a query stays exact through
+// a rewrite (lossless-json keeps numbers as their text).
+import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+
+/** A node of DuckDB's serialized parse tree (the JSON of json_serialize_sql). */
+export type Node = { [key: string]: unknown };
+
+export type ParseResult =
+  | { ok: true; statements: Node[] }
+  | { ok: false; notSelect: boolean; message: string };
+
+/** Parses and prints SQL with DuckDB's parser (a connection of the engine, or a test's). */
+export interface SqlParser {
+  /** The parse trees of `sql`'s SELECT statements, or why there are none. */
+  parse(sql: string): Promise<ParseResult>;
+  /** The SQL text of a SELECT statement's tree. */
+  print(statement: Node): Promise<string>;
+}
+
+/** Something that runs a one-row, one-column query with one VARCHAR parameter (a DuckDB connection). */
+export type ScalarQuery = (sql: string, arg: string) => Promise<string>;
+
+/** A SqlParser on a DuckDB connection: one round trip per call, nothing kept on the connection. */
+export function duckdbParser(scalar: ScalarQuery): SqlParser {
+  return {
+    async parse(sql) {
+      const out = parseLossless(await scalar('SELECT json_serialize_sql($1::VARCHAR)', sql)) as Node;
+      if (out.error === true) {
+        const message = String(out.error_message ?? 'the statement could not be parsed');
+        return { ok: false, notSelect: /Only SELECT statements can be serialized/i.test(message), message };
+      }
+      return { ok: true, statements: (out.statements as Node[]) ?? [] };
+    },
+    async print(statement) {
+      return scalar('SELECT json_deserialize_sql($1::JSON)', stringifyLossless({ error: false, statements: [statement] })!);
+    },
+  };
+}
+
+/** Calls `visit` on every object node of a tree, depth first, parents before children. */
+export function walk(node: unknown, visit: (n: Node, parent: Node | null) => void, parent: Node | null = null, depth = 0): void {
+  // DuckDB's parser stops at a nesting depth of its own; 1,000 is far past any tree it returns.
+  if (depth > 1000 || node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const x of node) walk(x, visit, parent, depth + 1);
+    return;
+  }
+  const n = node as Node;
+  visit(n, parent);
+  for (const v of Object.values(n)) if (v !== null && typeof v === 'object') walk(v, visit, n, depth + 1);
+}
