@@ -54,7 +54,7 @@ before(async () => {
   alphaId = (await ensureWorkspace(t.services.db, 'alpha', null)).workspace.id;
   betaId = (await ensureWorkspace(t.services.db, 'beta', null)).workspace.id;
   const a = admin.browser;
-  const q = (await a.post('/api/workspaces/alpha/queries', { sql: RESULT_ROWS })).json();
+  const q = (await a.post('/api/workspaces/alpha/queries', { sql: RESULT_ROWS, wait_ms: 60_000 })).json();
   assert.equal(q.state, 'SUCCEEDED');
   ids.query = q.id;
   const app = await a.post('/api/workspaces/alpha/apps', { name: 'numbers', source: APP_SECRET });

@@ -26,11 +26,18 @@ class Sha256 {
 const UNSIGNABLE = new Set(['amz-sdk-invocation-id', 'amz-sdk-request', 'content-length']);
 
 let Signer: typeof SignatureV4 | undefined;
+// One signer per storage configuration: @smithy keeps the day's signing key in it.
+const signers = new WeakMap<object, { signer: SignatureV4; id: string }>();
 
 function signer(st: StorageConfig): SignatureV4 {
+  const id = `${st.region}\u0000${st.access_key}\u0000${st.secret_key}`;
+  const hit = signers.get(st);
+  if (hit && hit.id === id) return hit.signer;
   Signer ??= (require('@smithy/signature-v4') as typeof import('@smithy/signature-v4')).SignatureV4;
   // uriEscapePath false: S3 signs the path as sent, without the second encoding other services use.
-  return new Signer({ service: 's3', region: st.region, sha256: Sha256, uriEscapePath: false, applyChecksum: false, credentials: { accessKeyId: st.access_key, secretAccessKey: st.secret_key } });
+  const made = new Signer({ service: 's3', region: st.region, sha256: Sha256, uriEscapePath: false, applyChecksum: false, credentials: { accessKeyId: st.access_key, secretAccessKey: st.secret_key } });
+  signers.set(st, { signer: made, id });
+  return made;
 }
 
 /** The request's headers with `authorization` and `x-amz-date` added, signed at `now`. */
