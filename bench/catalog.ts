@@ -5,6 +5,9 @@
 // - table load (GET .../tables/{t}, a table with 20 snapshots) and a conditional load answered
 //   304 by its ETag: throughput with CONCURRENCY in flight, interleaved with /healthz, and
 //   latency one at a time;
+// - remote signing (POST .../tables/{t}/sign of a ranged GET of a data file: the storage rule's
+//   allow-list and ownership decision, then @smithy's SigV4), which engines call for every
+//   object-store request: throughput and latency as for loads;
 // - commit (POST .../tables/{t}: set-properties, one table per writer, so no CAS conflict):
 //   throughput and latency; each writes a metadata file to S3 and swaps the row;
 // - a commit race: RACERS writers assert the same `main` snapshot and add one each, RACE_ROUNDS
@@ -78,11 +81,14 @@ async function main() {
     const loaded = await must('GET', loadUrl);
     const etag = loaded.etag!;
     console.log(`catalog: table metadata ${loaded.text.length} bytes of JSON per load`);
+    const location = (JSON.parse(loaded.text) as { metadata: { location: string } }).metadata.location.replace('s3://warehouse/', '');
+    const signBody = JSON.stringify({ region: 'us-east-1', method: 'GET', uri: `${s3.endpoint}/warehouse/${location}/data/00000-0-a.parquet`, headers: { range: ['bytes=4-1024'], 'user-agent': ['bench'] } });
 
     const kinds = {
       healthz: async () => { const r = await fetch(`${base}/healthz`); await r.arrayBuffer(); return r.status === 200; },
       load: async () => (await call('GET', loadUrl)).status === 200,
       load304: async () => (await call('GET', loadUrl, undefined, { 'if-none-match': etag })).status === 304,
+      sign: async () => (await call('POST', `${loadUrl}/sign`, signBody)).status === 200,
     };
     type Kind = keyof typeof kinds;
     const run = async (kind: Kind, n: number, concurrency = CONCURRENCY) => {
@@ -99,16 +105,17 @@ async function main() {
       return xs;
     };
     for (const k of Object.keys(kinds) as Kind[]) await run(k, 200); // warm-up
-    const ms: Record<Kind, number> = { healthz: 0, load: 0, load304: 0 };
+    const ms: Record<Kind, number> = { healthz: 0, load: 0, load304: 0, sign: 0 };
     for (let r = 0; r < ROUNDS; r++) for (const k of Object.keys(kinds) as Kind[]) ms[k] += await run(k, PER_ROUND);
     const rps = (k: Kind) => (ROUNDS * PER_ROUND) / (ms[k] / 1000);
-    const lat: Record<Kind, number[]> = { healthz: [], load: [], load304: [] };
+    const lat: Record<Kind, number[]> = { healthz: [], load: [], load304: [], sign: [] };
     for (let r = 0; r < 3; r++) for (const k of Object.keys(kinds) as Kind[]) lat[k].push(...await latency(k, 200));
     const l = (k: Kind) => `p50 ${pct(lat[k], 50).toFixed(2)} ms  p99 ${pct(lat[k], 99).toFixed(2)} ms`;
     console.log(`throughput: ${ROUNDS} rounds of ${PER_ROUND} calls each kind, ${CONCURRENCY} in flight, interleaved (after 200 warm-up each); latency: 600 calls one at a time`);
     console.log(`GET /healthz (baseline)        ${rps('healthz').toFixed(0).padStart(6)} req/s   ${l('healthz')}`);
     console.log(`load table                     ${rps('load').toFixed(0).padStart(6)} req/s   ${l('load')}   cost ${(rps('healthz') / rps('load')).toFixed(2)}x /healthz (aim <= 3)`);
     console.log(`load table, ETag -> 304        ${rps('load304').toFixed(0).padStart(6)} req/s   ${l('load304')}   cost ${(rps('healthz') / rps('load304')).toFixed(2)}x /healthz`);
+    console.log(`sign a ranged GET              ${rps('sign').toFixed(0).padStart(6)} req/s   ${l('sign')}   cost ${(rps('healthz') / rps('sign')).toFixed(2)}x /healthz`);
 
     // Commits: one table per writer (no conflict), set-properties.
     let n = 0;

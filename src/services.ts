@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { createDb, type Db } from './db/index.js';
 import { createObjectStore, type ObjectStore } from './storage/object-store.js';
+import { createStorage, type Storage } from './storage/tenant-store.js';
 import { createLogging, type Logging } from './log/logger.js';
 import { systemClock, type Clock } from './clock.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -26,7 +27,10 @@ export interface Services {
   logging: Logging;
   log: Logger;
   db: Db;
+  /** The raw bucket: only src/storage uses it (tests read it to check what is stored). */
   s3: ObjectStore;
+  /** The bucket through the storage rule: a tenant store per workspace scope (src/storage/tenant-store.ts). */
+  storage: Storage;
   clock: Clock;
   metrics: Metrics;
   sessions: SessionStore;
@@ -103,6 +107,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log: logging.root,
     db,
     s3,
+    storage: createStorage(s3, config),
     clock,
     metrics,
     invalidator,

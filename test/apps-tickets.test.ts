@@ -4,6 +4,7 @@
 // a second redemption and a wrong secret are refused; the app token ends when idle and at its
 // absolute end on a moved clock; both origins say who may frame them. Real PostgreSQL, Redis, S3.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { startTestAppWithS3, Browser, type TestApp } from './helpers/app.js';
@@ -84,6 +85,33 @@ describe('app tickets and tokens', () => {
     const again = await redeem(tk.ticket, tk.secret);
     assert.equal(again.statusCode, 401, 'a second redemption is refused');
     assert.equal(cookieOf(again), undefined);
+  });
+
+  test('the ticket page takes a ticket-shaped t only, and never puts it inside its script', async () => {
+    // 63 characters: within what the page took before (64), so this one is about what it does with it.
+    const injected = '</script><meta http-equiv=refresh content=0;url=//evil.example>';
+    for (const t of [injected, `${'a'.repeat(42)}"`, 'a'.repeat(44), '']) {
+      const res = await origin.inject({ method: 'GET', url: `/_svc/open?t=${encodeURIComponent(t)}` });
+      assert.doesNotMatch(res.body, /<meta/, 'no markup of the request on the apps origin');
+      assert.equal(res.statusCode, 400, t);
+      assert.deepEqual(res.json(), { error: 'bad_request', message: 'the ticket is missing or malformed: open the app again from the service' });
+    }
+    const twice = await origin.inject({ method: 'GET', url: `/_svc/open?t=${'a'.repeat(43)}&t=${'b'.repeat(43)}` });
+    assert.equal(twice.statusCode, 400);
+
+    // Two tickets, one script: the ticket is data (an attribute), the script is static and is the
+    // only one the page's policy allows, by its hash.
+    const [a, b] = [await ticket(), await ticket()];
+    const pages = await Promise.all([a, b].map((tk) => origin.inject({ method: 'GET', url: `/_svc/open?t=${tk.ticket}` })));
+    const scriptOf = (body: string) => /<script data-ticket="([^"]*)" data-parent-origin="([^"]*)">([\s\S]*?)<\/script>/.exec(body);
+    const [sa, sb] = pages.map((p) => scriptOf(p.body)!);
+    assert.deepEqual([sa[1], sa[2]], [a.ticket, SERVICE]);
+    assert.equal(sb[1], b.ticket);
+    assert.equal(sa[3], sb[3], 'the script is the same for every ticket');
+    assert.ok(!sa[3].includes(a.ticket), 'no request data inside the script');
+    assert.equal(pages[0].body.match(/<script/g)?.length, 1);
+    const hash = createHash('sha256').update(sa[3]).digest('base64');
+    assert.equal(pages[0].headers['content-security-policy'], `default-src 'none'; script-src 'sha256-${hash}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${SERVICE}`);
   });
 
   test('a wrong secret, another origin, or a ticket past apps.ticket_ttl_secs are refused', async () => {
@@ -243,6 +271,49 @@ describe('the query gateway', () => {
     const get = (token: string) => origin.inject({ method: 'GET', url: '/', cookies: { [APP_COOKIE]: token } });
     assert.deepEqual((await get(edit)).json(), { error: 'forbidden', message: 'editing this app requires ws_editor in workspace default' });
     assert.equal((await get(run)).statusCode, 503, 'run mode goes on (to the launcher, none here)');
+  });
+});
+
+describe('the query gateway of an edit session', () => {
+  let t: TestApp;
+  let admin: Admin;
+  let origin: FastifyInstance;
+  before(async () => {
+    t = await startTestAppWithS3({ SVC_ENGINES__PROVISIONER: 'none', SVC_APPS__ORIGIN: APPS, SVC_APPS__SERVICE_ORIGIN: SERVICE });
+    origin = await buildAppsOrigin({ services: t.services });
+    admin = await signInAdmin(t);
+  });
+  after(async () => { await origin.close(); await t.close(); });
+
+  test('needs ws_editor now on both doors: a grant lowered to ws_viewer between two calls ends it; a run session goes on', async () => {
+    // An editor through a group grant, changed by a workspace admin through the API (which drops
+    // the cached access snapshots, as any grant change does).
+    const u = await createLocalUser(t.services.db, { email: 'demoted@example.com', password: 'password-of-demoted' });
+    assert.equal((await admin.browser.post('/api/groups', { name: 'authors' })).statusCode, 201);
+    assert.equal((await admin.browser.put(`/api/groups/authors/members/${u.id}`)).statusCode, 200);
+    const grant = async (role: string) => assert.equal((await admin.browser.put('/api/workspaces/default/members/groups/authors', { role })).statusCode, 200);
+    await grant('ws_editor');
+    const editor = new Browser(t, '198.51.100.43');
+    assert.equal((await editor.login('demoted@example.com', 'password-of-demoted')).statusCode, 200);
+    const appId = (await editor.post(A, { name: 'drafting', source: 'x = 1\n' })).json().id;
+    assert.equal((await editor.post(`${A}/${appId}/publish`)).statusCode, 201);
+    const edit = await openSession({ browser: editor, userId: u.id, workspaceId: '' }, origin, appId, 'edit');
+    const run = await openSession({ browser: editor, userId: u.id, workspaceId: '' }, origin, appId, 'run');
+    const page = (token: string) => origin.inject({ method: 'POST', url: '/_svc/query', headers: { origin: APPS }, cookies: { [APP_COOKIE]: token }, payload: { sql: 'SELECT 1 AS one' } });
+    const pod = (token: string) => t.app.inject({ method: 'POST', url: '/api/apps/query', headers: { 'x-svc-app-token': token }, payload: { sql: 'SELECT 1 AS one' } });
+    for (const door of [page, pod]) assert.equal((await door(edit)).statusCode, 200, 'an editor\'s edit session queries');
+
+    await grant('ws_viewer');
+    const refused = { error: 'forbidden', message: 'editing this app requires ws_editor in workspace default' };
+    for (const door of [page, pod]) {
+      const res = await door(edit);
+      assert.equal(res.statusCode, 403, res.body);
+      assert.deepEqual(res.json(), refused);
+    }
+    for (const door of [page, pod]) assert.equal((await door(run)).statusCode, 200, 'a viewer\'s run session goes on');
+
+    await grant('ws_editor');
+    assert.equal((await page(edit)).statusCode, 200, 'the right is read at each call, both ways');
   });
 });
 

@@ -100,3 +100,20 @@ test(`no source file over ${MAX_LINES} lines`, () => {
 test(`no test file over ${MAX_LINES} lines`, () => {
   assert.deepEqual(tooLong(TEST, true), [], 'split these by concern, shared set-up in test/helpers/ (docs/architecture.md)');
 });
+
+test('only src/storage reaches the raw object store: everything else goes through the storage rule', () => {
+  // The raw store (Services.s3) performs any call on any key; src/storage/tenant-store.ts puts
+  // each call through the ownership decision first (docs/architecture.md, the storage rule).
+  const raw = /\bs3\s*\.\s*(put|putStream|get|getStream|head|delete|list|deletePrefix)\s*\(/;
+  const offenders: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) { if (p !== join(SRC, 'storage')) walk(p); } else if (e.name.endsWith('.ts')) {
+        readFileSync(p, 'utf8').split('\n').forEach((line, i) => { if (raw.test(line)) offenders.push(`${relative(SRC, p)}:${i + 1}`); });
+      }
+    }
+  };
+  walk(SRC);
+  assert.deepEqual(offenders, []);
+});

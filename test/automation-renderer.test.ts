@@ -12,7 +12,10 @@ import { startRenderer, parseRenderRequest, DEFAULT_CHROMIUM, type Renderer } fr
 import { evaluate } from '../src/automation/evaluate.js';
 import { verifySignature } from '../src/automation/signing.js';
 import { startAutomationWorker } from '../src/jobs/automation-worker.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { rebinds } from '../src/automation/automations.js';
+import { createLocalUser } from '../src/identity/users.js';
+import { grantWorkspaceRoleToUser } from '../src/access/grants.js';
+import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { signInAdmin, waitFor, type Admin } from './helpers/workflow.js';
 import { freePort, freePorts } from './helpers/net.js';
 
@@ -46,7 +49,7 @@ describe('screenshots with Debian\'s Chromium', () => {
   let t: TestApp;
   let admin: Admin;
   let renderer: Renderer;
-  let hook: { url: string; got: Array<{ headers: http.IncomingHttpHeaders; body: string }>; close(): Promise<void> };
+  let hook: { url: string; got: Array<{ url?: string; headers: http.IncomingHttpHeaders; body: string }>; close(): Promise<void> };
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run bash scripts/chromium.sh`);
     const [appPort, rendererPort] = await freePorts(2);
@@ -60,8 +63,8 @@ describe('screenshots with Debian\'s Chromium', () => {
     await t.app.listen({ host: '127.0.0.1', port: appPort });
     admin = await signInAdmin(t);
     renderer = await startRenderer({ publicUrl: t.config.automation.public_url, host: '127.0.0.1', port: rendererPort, chromium: CHROMIUM, concurrency: 2, log: quiet });
-    const got: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
-    const srv = http.createServer((req, res) => { let b = ''; req.on('data', (c: Buffer) => { b += c; }); req.on('end', () => { got.push({ headers: req.headers, body: b }); res.end(); }); });
+    const got: Array<{ url?: string; headers: http.IncomingHttpHeaders; body: string }> = [];
+    const srv = http.createServer((req, res) => { let b = ''; req.on('data', (c: Buffer) => { b += c; }); req.on('end', () => { got.push({ url: req.url, headers: req.headers, body: b }); res.end(); }); });
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     hook = { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, got, close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(() => r()); }) };
   });
@@ -137,6 +140,69 @@ describe('screenshots with Debian\'s Chromium', () => {
     } finally {
       await worker.close();
     }
+  });
+
+  test('a report renders as whoever last set its page or recipients: an editor re-pointing an administrator\'s report gets no administrator\'s page', async () => {
+    const u = await createLocalUser(t.services.db, { email: 'editor@example.com', password: 'password-of-editor' });
+    await grantWorkspaceRoleToUser(t.services.db, admin.workspaceId, u.id, 'ws_editor', null, t.clock.now());
+    const editor = new Browser(t, '198.51.100.60');
+    assert.equal((await editor.login('editor@example.com', 'password-of-editor')).statusCode, 200);
+    const R = '/api/workspaces/default/reports';
+    const create = async (name: string, path: string, to: string) => {
+      const res = await admin.browser.post(R, { name, engine: 'embedded', content: { type: 'screenshot', path }, cron: '0 8 * * 1', recipients: [{ type: 'webhook', url: `${hook.url}${to}` }] });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json() as { id: string; name: string; content: unknown };
+    };
+    /** POST .../run as the editor; the image the worker delivered to `to`. */
+    const runAndReceive = async (id: string, to: string) => {
+      assert.equal((await editor.post(`${R}/${id}/run`)).statusCode, 202);
+      const got = await waitFor(async () => hook.got.find((g) => g.url === to), `the report at ${to}`, 60_000);
+      return Buffer.from(JSON.parse(got.body).image.data_base64, 'base64');
+    };
+    const as = async (userId: string, path: string) => {
+      const r = await renderVia(renderer, { path, cookie: { name: t.config.session.cookie_name, value: (await t.services.sessions.create(userId, null)).token } });
+      assert.equal(r.status, 200, r.json?.message);
+      return r.png;
+    };
+    const worker = await startAutomationWorker(t.services);
+    try {
+      // The editor points the administrator's report at an administrator's page and at themselves.
+      const report = await create('admin page', '/api/me', '/admin-chose');
+      const put = await editor.put(`${R}/${report.id}`, {
+        name: report.name, engine: 'embedded', content: { type: 'screenshot', path: '/api/users' }, cron: '0 8 * * 1', recipients: [{ type: 'webhook', url: `${hook.url}/editor-chose` }],
+      });
+      assert.equal(put.statusCode, 200, put.body);
+      const got = await runAndReceive(report.id, '/editor-chose');
+      assert.ok(got.equals(await as(u.id, '/api/users')), 'the page as the editor sees it (403)');
+      assert.ok(!got.equals(await as(admin.userId, '/api/users')), 'not the administrator\'s list of users');
+
+      // A change of neither (the name) keeps what the administrator chose: their page, to their recipients.
+      const kept = await create('admin own', '/api/me', '/admin-kept');
+      assert.equal((await editor.put(`${R}/${kept.id}`, { name: 'renamed', engine: 'embedded', content: kept.content, cron: '0 8 * * 1' })).statusCode, 200);
+      const mine = await runAndReceive(kept.id, '/admin-kept');
+      assert.ok(mine.equals(await as(admin.userId, '/api/me')));
+      assert.ok(!mine.equals(await as(u.id, '/api/me')));
+
+      // The person it renders as must still be allowed to set it: demoted, the render is refused.
+      await t.services.db.updateTable('workspace_role_grants').set({ role: 'ws_viewer' }).where('user_id', '=', u.id).execute();
+      t.services.access.forget([u.id]);
+      const e = await evaluate(t.services, report.id, { scheduledFor: t.clock.now() });
+      assert.equal(e?.outcome, 'error');
+      assert.equal(e?.error, 'the report renders as the person who last set its content or recipients, who no longer has ws_editor in workspace default: an editor who saves its content or recipients again makes it render as them');
+    } finally {
+      await worker.close();
+    }
+  });
+
+  test('what re-binds a report: its content, SQL, engine or recipients, not its name or schedule', () => {
+    const row = { spec: { type: 'screenshot', path: '/a' }, sql: '', engine: 'embedded' };
+    const base = { kind: 'report' as const, name: 'r', engine: 'embedded', cron: '0 8 * * 1', content: { type: 'screenshot' as const, path: '/a' } };
+    assert.equal(rebinds(row, base), false);
+    assert.equal(rebinds(row, { ...base, name: 'other', cron: '@daily', enabled: false }), false);
+    assert.equal(rebinds(row, { ...base, content: { type: 'screenshot', path: '/b' } }), true);
+    assert.equal(rebinds(row, { ...base, recipients: [{ type: 'webhook', url: 'https://example.com/h' }] }), true);
+    assert.equal(rebinds(row, { ...base, sql: 'SELECT 1' }), true);
+    assert.equal(rebinds(row, { ...base, engine: 'other' }), true);
   });
 
   test('a renderer that is down makes the evaluation an error saying so', async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { startCatalogApp, workspace, rolePeople, type CatalogApp } from './helpers/catalog.js';
+import { startCatalogApp, workspace, rolePeople, catalogRequest, sendSigned, type CatalogApp } from './helpers/catalog.js';
 import { assertSpec } from './helpers/iceberg-spec.js';
 
 let c: CatalogApp;
@@ -15,21 +15,10 @@ const tokens: Record<string, string> = {};
 let key: string; // the table location's key in the bucket
 const schema = { type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'n', type: 'long', required: false }] };
 
-async function http(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(new URL(path, c.base), {
-    method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : null };
-}
+const http = (method: string, path: string, token: string, body?: unknown) => catalogRequest(c, method, path, token, body);
 const sign = (token: string, method: string, uri: string, headers: Record<string, string[]> = {}) =>
   http('POST', 'v1/sales/namespaces/web/tables/events/sign', token, { region: 'us-east-1', uri, method, headers });
-/** Sends a signed request as the client would (fetch sets Host itself). */
-function send(method: string, signed: { uri: string; headers: Record<string, string[]> }, body?: string) {
-  const headers = Object.fromEntries(Object.entries(signed.headers).filter(([k]) => k !== 'host').map(([k, v]) => [k, v.join(',')]));
-  return fetch(signed.uri, { method, headers, body });
-}
+const send = sendSigned;
 
 before(async () => {
   c = await startCatalogApp();

@@ -2,17 +2,17 @@
 // apps.listen serving the apps origin. It shares no cookie and no session layer with the API: it
 // knows only its own `__Host-` cookie, minted from a one-time ticket plus the secret the parent
 // page hands over by postMessage. Every answer may be framed by apps.service_origin only.
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import type { Services } from '../services.js';
-import { AppTickets, type AppBinding } from '../apps/tickets.js';
+import { AppTickets, TOKEN_SHAPE, type AppBinding } from '../apps/tickets.js';
 import { MAX_SQL_BYTES } from '../queries/run.js';
 import { gatewayCall } from './apps-gateway.js';
 import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
 import { DomainError } from '../errors.js';
 import { appProxy } from './apps-proxy.js';
-import type { PodLauncher } from '../apps/pods.js';
+import { NOT_ORIGIN_FORM, isOriginForm, type PodLauncher } from '../apps/pods.js';
 
 export const APP_COOKIE = '__Host-svc_app';
 /** A gateway call carries SQL of up to MAX_SQL_BYTES plus its parameters. */
@@ -25,11 +25,14 @@ export function appTickets(s: Services): AppTickets {
 
 const fail = (reply: FastifyReply, status: number, error: string, message: string) => reply.status(status).send({ error, message });
 
-/** The page at the ticket URL: waits for the secret from the parent, redeems, then opens the app. */
-function openPage(serviceOrigin: string, ticket: string, nonce: string): string {
-  const js = `(() => {
-  const ticket = ${JSON.stringify(ticket)};
-  const parentOrigin = ${JSON.stringify(serviceOrigin)};
+/**
+ * The ticket page's one script (docs/apps.md "Opening an app"): static, so the page's CSP allows it
+ * by its hash and no request data is ever inside a script. It reads the ticket and the parent's
+ * origin from data- attributes of its own tag, waits for the secret from the parent, redeems, then
+ * opens the app.
+ */
+export const OPEN_SCRIPT = `(() => {
+  const { ticket, parentOrigin } = document.currentScript.dataset;
   addEventListener('message', async (e) => {
     if (e.origin !== parentOrigin || e.source !== parent || !e.data || e.data.type !== 'svc-app-secret') return;
     const r = await fetch('/_svc/redeem', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ticket, secret: e.data.secret }), credentials: 'same-origin' });
@@ -37,7 +40,14 @@ function openPage(serviceOrigin: string, ticket: string, nonce: string): string 
   });
   parent.postMessage({ type: 'svc-app-ready' }, parentOrigin);
 })();`;
-  return `<!doctype html><html><head><meta charset="utf-8"><title>Opening app</title></head><body>Opening app…<script nonce="${nonce}">${js}</script></body></html>`;
+const OPEN_SCRIPT_SRC = `'sha256-${createHash('sha256').update(OPEN_SCRIPT).digest('base64')}'`;
+
+const ATTR_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const attr = (v: string) => v.replace(/[&<>"']/g, (c) => ATTR_ESCAPES[c]!);
+
+/** The page at the ticket URL: the static script, given the (already validated) ticket as data. */
+function openPage(serviceOrigin: string, ticket: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Opening app</title></head><body>Opening app…<script data-ticket="${attr(ticket)}" data-parent-origin="${attr(serviceOrigin)}">${OPEN_SCRIPT}</script></body></html>`;
 }
 
 export interface AppsOriginOptions {
@@ -56,6 +66,11 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs, wsRe
   await app.register(fastifyCookie);
   const tickets = () => appTickets(services);
 
+  // Every request names a path of this origin, never another host (absolute-form, `//host/`,
+  // authority-form, `*`): refused before routing, so no route and no pod ever sees one.
+  app.addHook('onRequest', async (req, reply) => {
+    if (!isOriginForm(req.url)) return fail(reply, 400, 'bad_request', NOT_ORIGIN_FORM);
+  });
   app.addHook('onSend', async (_req, reply, payload) => {
     const csp = reply.getHeader('content-security-policy');
     // Only the service may frame the apps origin; a page without its own policy gets the bare one.
@@ -81,12 +96,12 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs, wsRe
   };
 
   app.get('/_svc/open', async (req, reply) => {
+    // A ticket is 43 base64url characters; anything else never reaches the page.
     const t = (req.query as { t?: unknown }).t;
-    if (typeof t !== 'string' || t.length > 64) return fail(reply, 400, 'bad_request', 'missing ticket');
-    const nonce = randomBytes(16).toString('base64');
+    if (typeof t !== 'string' || !TOKEN_SHAPE.test(t)) return fail(reply, 400, 'bad_request', 'the ticket is missing or malformed: open the app again from the service');
     return reply.type('text/html; charset=utf-8')
-      .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${cfg.service_origin}`)
-      .send(openPage(cfg.service_origin, t, nonce));
+      .header('content-security-policy', `default-src 'none'; script-src ${OPEN_SCRIPT_SRC}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${cfg.service_origin}`)
+      .send(openPage(cfg.service_origin, t));
   });
 
   app.post('/_svc/redeem', async (req, reply) => {

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { tokenHash, type AppTickets } from '../apps/tickets.js';
 import { appSource, createPodLauncher, podManager, podStore } from '../apps/pod-runtime.js';
-import type { PodHandle, PodLauncher } from '../apps/pods.js';
+import { NOT_ORIGIN_FORM, isOriginForm, podRequestTarget, type PodHandle, type PodLauncher } from '../apps/pods.js';
 import { DomainError } from '../errors.js';
 import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
 import type { AppBinding } from '../apps/tickets.js';
@@ -150,6 +150,11 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
   // token every WS_RECHECK_MS, which counts as use of the token and the pod (a kernel in use is not
   // stopped as idle), and closes once the token has ended (idle or absolute end). A silent socket
   // counts as no use: its pod's idle stop closes it.
+  // CONNECT names a host and port (authority-form): the apps origin tunnels nowhere.
+  app.server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    refuse(socket, 400, 'bad_request', NOT_ORIGIN_FORM);
+  });
   app.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     upgrade(req, socket, head).catch((err: Error) => {
@@ -160,13 +165,14 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
   });
 
   async function upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer) {
-    const url = req.url ?? '/';
-    if (!url.startsWith('/') || url.startsWith('/_svc/')) return refuse(socket, 404, 'not_found', 'no WebSocket here');
+    const url = req.url ?? '';
+    if (!isOriginForm(url)) return refuse(socket, 400, 'bad_request', NOT_ORIGIN_FORM);
+    if (url.startsWith('/_svc/')) return refuse(socket, 404, 'not_found', 'no WebSocket here');
     if (req.headers.origin !== cfg.origin) return refuse(socket, 403, 'forbidden', 'a WebSocket to an app must come from the apps origin');
     const token = app.parseCookie(req.headers.cookie ?? '')[o.cookie];
     const { pod, launcher: l, extra } = await podFor(token);
     if (socket.destroyed) return;
-    const up = http.request(new URL(url, pod.handle.address), { method: 'GET', headers: passedHeaders(req.headers, extra, ['connection', 'upgrade']) });
+    const up = http.request({ ...podRequestTarget(pod.handle.address, url)!, method: 'GET', headers: passedHeaders(req.headers, extra, ['connection', 'upgrade']) });
     up.on('response', (res) => {
       res.resume();
       refuse(socket, 502, 'bad_gateway', `the app refused the WebSocket (${res.statusCode})`);
@@ -205,9 +211,11 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
 
   function forward(req: FastifyRequest, reply: FastifyReply, handle: PodHandle, extra: Record<string, string>, onRefused: () => Promise<void>) {
     const headers = passedHeaders(req.headers, extra);
-    const target = new URL(req.url, handle.address);
+    // The upstream is the pod, whatever the request names: only its path and query go on.
+    const target = podRequestTarget(handle.address, req.url);
+    if (!target) return fail(reply, 400, 'bad_request', NOT_ORIGIN_FORM);
     return new Promise<FastifyReply>((resolve, reject) => {
-      const up = http.request(target, { method: req.method, headers }, (res) => {
+      const up = http.request({ ...target, method: req.method, headers }, (res) => {
         resolve(reply.status(res.statusCode ?? 502).headers(answerHeaders(res.headers)).send(res));
       });
       const idleMs = o.idleMs ?? PROXY_IDLE_MS;

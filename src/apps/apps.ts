@@ -2,11 +2,12 @@
 // notebook source in the object store under apps.storage.prefix:
 //   <prefix><workspace id>/<app id>/draft          the author's working copy
 //   <prefix><workspace id>/<app id>/versions/<n>   published version n (immutable)
-// Editors change the draft and publish it; viewers only ever read published versions.
+// Editors change the draft and publish it; viewers only ever read published versions. Every
+// object call goes through the storage rule for the app's workspace (src/storage/tenant-store.ts).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/index.js';
 import type { AppRow } from '../db/app-types.js';
-import type { ObjectStore } from '../storage/object-store.js';
+import type { Storage } from '../storage/tenant-store.js';
 import type { Clock } from '../clock.js';
 import { DomainError, conflict, isUniqueViolation, notFound } from '../errors.js';
 
@@ -15,20 +16,21 @@ export const MAX_SOURCE_BYTES = 1_048_576;
 /** Apps per workspace: the list is answered in one page. */
 export const MAX_APPS_PER_WORKSPACE = 1_000;
 
-export interface AppStoreDeps { db: Db; s3: ObjectStore; clock: Clock; prefix: string }
+export interface AppStoreDeps { db: Db; storage: Storage; clock: Clock }
 
-export const appKeys = (prefix: string, workspaceId: string, appId: string) => ({
-  root: `${prefix}${workspaceId}/${appId}/`,
-  draft: `${prefix}${workspaceId}/${appId}/draft`,
-  version: (n: number) => `${prefix}${workspaceId}/${appId}/versions/${n}`,
-});
+/** The keys of an app under the workspace's apps root (`<apps.storage.prefix><workspace id>/`). */
+export const appKeys = (storage: Storage, workspaceId: string, appId: string) => {
+  const root = `${storage.root('apps', { id: workspaceId })}${appId}/`;
+  return { root, draft: `${root}draft`, version: (n: number) => `${root}versions/${n}` };
+};
 
 const decode = (b: Uint8Array) => Buffer.from(b).toString('utf8');
 
 export class AppStore {
   constructor(private readonly d: AppStoreDeps) {}
 
-  private keys(a: Pick<AppRow, 'workspace_id' | 'id'>) { return appKeys(this.d.prefix, a.workspace_id, a.id); }
+  private keys(a: Pick<AppRow, 'workspace_id' | 'id'>) { return appKeys(this.d.storage, a.workspace_id, a.id); }
+  private s3(workspaceId: string) { return this.d.storage.of({ tenant: { id: workspaceId } }); }
 
   async create(workspaceId: string, by: string, input: { name: string; description: string; source: string }): Promise<AppRow> {
     const { count } = await this.d.db.selectFrom('apps').select((e) => e.fn.countAll<string>().as('count'))
@@ -38,13 +40,14 @@ export class AppStore {
     const id = randomUUID();
     // The draft is written first: a row never points at missing content. A failed insert leaves
     // an orphan object under a fresh id, which the delete below removes.
-    await this.d.s3.put(appKeys(this.d.prefix, workspaceId, id).draft, input.source, 'text/x-python; charset=utf-8');
+    const draft = this.keys({ workspace_id: workspaceId, id }).draft;
+    await this.s3(workspaceId).put(draft, input.source, 'text/x-python; charset=utf-8');
     try {
       return await this.d.db.insertInto('apps').values({
         id, workspace_id: workspaceId, name: input.name, description: input.description, created_by: by, created_at: now, draft_updated_at: now,
       }).returningAll().executeTakeFirstOrThrow();
     } catch (err) {
-      await this.d.s3.delete(appKeys(this.d.prefix, workspaceId, id).draft);
+      await this.s3(workspaceId).delete(draft);
       if (isUniqueViolation(err)) throw conflict(`app already exists: ${input.name}`);
       throw err;
     }
@@ -66,14 +69,14 @@ export class AppStore {
 
   async draft(workspaceId: string, id: string): Promise<string> {
     const app = await this.get(workspaceId, id, false);
-    const body = await this.d.s3.get(this.keys(app).draft);
+    const body = await this.s3(app.workspace_id).get(this.keys(app).draft);
     if (!body) throw new DomainError('gone', `the draft of app ${app.name} is missing from the object store`);
     return decode(body);
   }
 
   async saveDraft(workspaceId: string, id: string, source: string): Promise<AppRow> {
     const app = await this.get(workspaceId, id, false);
-    await this.d.s3.put(this.keys(app).draft, source, 'text/x-python; charset=utf-8');
+    await this.s3(app.workspace_id).put(this.keys(app).draft, source, 'text/x-python; charset=utf-8');
     return this.d.db.updateTable('apps').set({ draft_updated_at: this.d.clock.now() }).where('id', '=', app.id).returningAll().executeTakeFirstOrThrow();
   }
 
@@ -85,7 +88,7 @@ export class AppStore {
     const app = await this.get(workspaceId, id, false);
     const source = await this.draft(workspaceId, id);
     const next = (app.published_version ?? 0) + 1;
-    await this.d.s3.put(this.keys(app).version(next), source, 'text/x-python; charset=utf-8');
+    await this.s3(app.workspace_id).put(this.keys(app).version(next), source, 'text/x-python; charset=utf-8');
     const row = await this.d.db.updateTable('apps').set({ published_version: next, published_at: this.d.clock.now() })
       .where('id', '=', app.id)
       .where((e) => (app.published_version === null ? e('published_version', 'is', null) : e('published_version', '=', app.published_version)))
@@ -98,7 +101,7 @@ export class AppStore {
   async version(workspaceId: string, id: string, n: number): Promise<string> {
     const app = await this.get(workspaceId, id, true);
     if (n < 1 || n > app.published_version!) throw notFound(`app ${app.name} has no version ${n}`);
-    const body = await this.d.s3.get(this.keys(app).version(n));
+    const body = await this.s3(app.workspace_id).get(this.keys(app).version(n));
     if (!body) throw new DomainError('gone', `version ${n} of app ${app.name} is missing from the object store`);
     return decode(body);
   }
@@ -107,6 +110,6 @@ export class AppStore {
   async delete(workspaceId: string, id: string): Promise<void> {
     const app = await this.get(workspaceId, id, false);
     await this.d.db.deleteFrom('apps').where('id', '=', app.id).execute();
-    await this.d.s3.deletePrefix(this.keys(app).root);
+    await this.s3(app.workspace_id).deletePrefix(this.keys(app).root);
   }
 }

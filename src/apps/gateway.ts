@@ -2,7 +2,7 @@
 // rights its viewer has at the moment of the call (re-read on every call, so a revoked grant ends
 // access at once), bounded by the apps keys, through the shared runQuery contract.
 import type { Config } from '../config/index.js';
-import { allows, roleOf, type AccessResolver } from '../access/access.js';
+import { allows, roleOf, type AccessResolver, type AccessSnapshot } from '../access/access.js';
 import { runQuery, type QueryEngines } from '../queries/run.js';
 import { QueryFailure } from '../queries/types.js';
 import type { EngineResult, QueryParams } from '../queries/types.js';
@@ -17,9 +17,10 @@ const FAILURES: Record<string, [ConstructorParameters<typeof DomainError>[0], st
 };
 
 export async function gatewayQuery(d: GatewayDeps, b: AppBinding, q: { engine: string; sql: string; params?: QueryParams }): Promise<EngineResult> {
+  // The session's own right first (an edit session needs ws_editor now), then the role it acts with.
   const snap = await d.access.forUser(b.userId);
-  const role = roleOf(snap, b.workspace);
-  if (!snap.user || !role) throw forbidden(`no longer a member of workspace ${b.workspace}`);
+  if (!allowedNow(snap, b)) throw noLongerAllowed(b);
+  const role = roleOf(snap, b.workspace)!;
   try {
     return await runQuery(d.engines, d.config, {
       workspace: b.workspaceId, engine: q.engine, sql: q.sql, params: q.params, principal: { name: snap.user.email, role },
@@ -42,7 +43,14 @@ export async function gatewayQuery(d: GatewayDeps, b: AppBinding, q: { engine: s
  * when the token idles out.
  */
 export async function mayStillOpen(access: AccessResolver, b: AppBinding): Promise<boolean> {
-  const snap = await access.forUser(b.userId);
+  return allowedNow(await access.forUser(b.userId), b);
+}
+
+/**
+ * The one rule of every request of an app session (the proxy, WebSockets, both gateway doors):
+ * ws_editor for an edit session, membership for a run session, judged on the person's access now.
+ */
+function allowedNow(snap: AccessSnapshot, b: AppBinding): snap is AccessSnapshot & { user: NonNullable<AccessSnapshot['user']> } {
   return snap.user !== null && allows(snap, { workspace: b.workspace, role: b.mode === 'edit' ? 'ws_editor' : 'ws_viewer' });
 }
 

@@ -175,6 +175,44 @@ export class PodManager {
     for (const key of await this.d.store.keys()) await this.stopPod(launcher, key, await this.d.store.get(key));
   }
 
+  /**
+   * Shutdown (the pod worker's close, on SIGTERM or SIGINT of `svc serve`): closes the launcher,
+   * which stops every pod it started that cannot outlive this process (all at once, each bounded),
+   * then forgets their records so that no replica proxies to a dead port or later signals a
+   * process id that may have been reused. The records are best effort: given up after `forgetMs`
+   * (Redis may be what is failing), the processes are stopped whatever Redis does.
+   */
+  async closeLauncher(launcher: PodLauncher, forgetMs = 5_000): Promise<void> {
+    const stopped = new Set((launcher.running?.() ?? []).map((h) => String(h.ref.id)));
+    try {
+      await launcher.close?.();
+    } finally {
+      if (stopped.size) await this.forgetLaunches(stopped, forgetMs);
+    }
+  }
+
+  private async forgetLaunches(ids: Set<string>, withinMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const forget = (async () => {
+      for (const key of await this.d.store.keys()) {
+        const rec = await this.d.store.get(key);
+        if (rec && ids.has(rec.id)) await this.d.store.remove(key);
+      }
+      this.d.log.info({ pods: ids.size }, 'app pods stopped: the service is shutting down');
+    })();
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.d.log.warn({ pods: ids.size, within_ms: withinMs }, 'app pods stopped at shutdown, but their records were not removed in time');
+        resolve();
+      }, withinMs);
+    });
+    try {
+      await Promise.race([forget.catch((err: Error) => this.d.log.warn({ err: err.message }, 'app pods stopped at shutdown, but their records were not removed')), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Stops a recorded pod's process, if it got one, and forgets the pod. */
   private async stopPod(launcher: PodLauncher, key: string, rec: PodRecord | null | undefined): Promise<void> {
     if (rec?.handle) await launcher.stop(rec.handle);

@@ -57,7 +57,7 @@ export async function queueAppStop(s: Services, appId: string): Promise<void> {
 
 /** A run pod starts with its published version, an edit pod with the author's draft. */
 export function appSource(s: Services): SourceOf {
-  const apps = new AppStore({ db: s.db, s3: s.s3, clock: s.clock, prefix: s.config.apps.storage.prefix });
+  const apps = new AppStore({ db: s.db, storage: s.storage, clock: s.clock });
   return async (rec) => {
     const app = await apps.get(rec.workspaceId, rec.appId, false);
     const source = rec.mode === 'run' ? await apps.version(rec.workspaceId, rec.appId, rec.version!) : await apps.draft(rec.workspaceId, rec.appId);

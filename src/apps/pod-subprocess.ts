@@ -71,7 +71,8 @@ const alive = (pid: number) => {
 export class SubprocessLauncher implements PodLauncher {
   readonly kind = 'subprocess' as const;
   /** Children this replica started, by process id: their exit is known without polling. */
-  private readonly children = new Map<number, { child: ChildProcess; exit: string | null }>();
+  private readonly children = new Map<number, { child: ChildProcess; exit: string | null; handle: PodHandle }>();
+  private closed = false;
 
   constructor(private readonly o: SubprocessOptions) {}
 
@@ -82,6 +83,7 @@ export class SubprocessLauncher implements PodLauncher {
   }
 
   async start(spec: PodSpec): Promise<PodHandle> {
+    if (this.closed) throw new Error('the subprocess launcher is closed: the service is shutting down');
     if (!POD_ID.test(spec.id) || !APP_NAME.test(spec.appName)) throw new Error('pod id or app name out of shape');
     const dir = path.join(this.o.workDir, spec.id);
     const src = path.join(dir, 'src');
@@ -134,11 +136,34 @@ export class SubprocessLauncher implements PodLauncher {
       await log.close();
     }
     const pid = await spawned;
-    const entry = { child, exit: null as string | null };
+    const handle = { address: `http://127.0.0.1:${port}`, ref: { pid, id: spec.id } };
+    const entry = { child, exit: null as string | null, handle };
     child.once('exit', (code, signal) => { entry.exit = signal ? `signal ${signal}` : `code ${code}`; });
     child.unref();
     this.children.set(pid, entry);
-    return { address: `http://127.0.0.1:${port}`, ref: { pid, id: spec.id } };
+    // A pod started while close() was stopping the others is stopped too.
+    if (this.closed) {
+      await this.stop(handle);
+      throw new Error('the subprocess launcher is closed: the service is shutting down');
+    }
+    return handle;
+  }
+
+  /** The pods this instance started and has not stopped. */
+  running(): PodHandle[] {
+    return [...this.children.values()].map((c) => c.handle);
+  }
+
+  /**
+   * Stops every pod this instance started and starts no more: a subprocess pod is a child of the
+   * service's process and would otherwise outlive it (reparented to PID 1, unreachable and never
+   * stopped). All at once, each bounded by stop() (SIGTERM, SIGKILL after 5 s).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const results = await Promise.allSettled(this.running().map((h) => this.stop(h)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   failure(handle: PodHandle): string | null {
@@ -154,9 +179,13 @@ export class SubprocessLauncher implements PodLauncher {
     if (Number.isInteger(pid) && pid > 1) {
       // The whole process group: the command may have started children of its own.
       const signal = (s: NodeJS.Signals) => { try { process.kill(-pid, s); } catch { /* already gone */ } };
+      const running = () => alive(pid) && this.children.get(pid)?.exit == null;
       signal('SIGTERM');
-      for (let i = 0; i < 50 && alive(pid) && this.children.get(pid)?.exit == null; i++) await new Promise((r) => setTimeout(r, 100));
-      if (alive(pid)) signal('SIGKILL');
+      for (let i = 0; i < 50 && running(); i++) await new Promise((r) => setTimeout(r, 100));
+      // What is left of the group (the leader, or children of its own that outlived it) is killed,
+      // and the leader waited for (up to 1 s) so that nothing runs when stop() returns.
+      signal('SIGKILL');
+      for (let i = 0; i < 10 && running(); i++) await new Promise((r) => setTimeout(r, 100));
       this.children.delete(pid);
     }
     await unlockTree(path.join(dir, 'config'));

@@ -48,6 +48,12 @@ export interface PodLauncher {
   deliver?(handle: PodHandle, appName: string, source: string): Promise<void>;
   /** Why a started pod can no longer become ready (its process exited), or null while it may. */
   failure?(handle: PodHandle): string | null | Promise<string | null>;
+  /**
+   * The pods this instance started that cannot outlive the service's process (subprocess pods are
+   * its children), which close() stops. A launcher without it (cluster: pods are API objects that
+   * any replica reaches, stops when idle and outlive a restart) stops nothing at close().
+   */
+  running?(): PodHandle[];
   close?(): Promise<void>;
 }
 
@@ -78,3 +84,26 @@ export function admitsSession(mode: PodMode, open: number, cap: number, alreadyC
 
 /** The 503 message of a full run pod (SPEC 4: the new session gets 503). */
 export const fullMessage = (cap: number) => `this app already serves ${cap} sessions (apps.pod.run_session_cap): try again later`;
+
+/**
+ * The only request targets passed to a pod: origin-form (RFC 9112 3.2.1), a path starting with one
+ * `/` and its query. `//host/...` and `/\host/...` (which URL parsers read as another host),
+ * absolute-form (`http://host/...`), authority-form (`host:port`) and `*` are refused.
+ */
+export function isOriginForm(target: string): boolean {
+  return /^\/(?![/\\])/.test(target);
+}
+
+export const NOT_ORIGIN_FORM = 'the request target must be a path starting with a single / (origin-form)';
+
+/**
+ * Where a request to a pod goes: always the pod's own host and port (from its handle, never from
+ * the request), with the request's path and query as the target, sent as is (never resolved
+ * against the pod's address, which would let `//host/` name another host). Null when the target is
+ * not origin-form.
+ */
+export function podRequestTarget(address: string, target: string): { protocol: string; hostname: string; port: string; path: string } | null {
+  if (!isOriginForm(target)) return null;
+  const pod = new URL(address);
+  return { protocol: pod.protocol, hostname: pod.hostname.replace(/^\[|\]$/g, ''), port: pod.port, path: target };
+}

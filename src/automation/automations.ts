@@ -3,6 +3,7 @@
 // the webhook signing secret are credentials (a Slack webhook URL's path is its key): they are
 // stored sealed with secrets.master_key and never answered; a recipient shows as its origin.
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Services } from '../services.js';
 import type { Actor } from '../access/actor.js';
@@ -118,7 +119,7 @@ export async function createAutomation(services: Services, actor: Actor, workspa
       signing_secret: services.sealer.seal(secret, secretContext(id)),
       enabled: input.enabled ?? true, state_since: now,
       next_fire_at: (input.enabled ?? true) ? nextFire(input.cron, tz, now) : null,
-      created_by: actor.id, created_at: now, updated_at: now,
+      created_by: actor.id, run_as: actor.id, created_at: now, updated_at: now,
     }).returningAll().executeTakeFirstOrThrow();
     return { row, signingSecret: secret };
   } catch (err) {
@@ -140,10 +141,21 @@ export function listAutomations(services: Services, workspaceId: string, kind: A
 }
 
 /**
- * Replaces an alert or report. Recipients may be left out to keep the stored ones (their URLs are
- * never answered, so a client cannot send them back). A changed schedule starts from now.
+ * Whether an update sets what an alert or report produces (condition or content, SQL, engine) or
+ * where it goes (recipients, which a PUT carries only when they are set anew): then it runs as the
+ * person who made the update from now on (docs/alerts.md "Who a report renders as").
  */
-export async function updateAutomation(services: Services, existing: AutomationRow, input: AutomationUpdate): Promise<AutomationRow> {
+export function rebinds(existing: Pick<AutomationRow, 'spec' | 'sql' | 'engine'>, input: AutomationUpdate): boolean {
+  const spec = input.kind === 'alert' ? input.condition : input.content;
+  return input.recipients !== undefined || !isDeepStrictEqual(existing.spec, spec) || existing.sql !== (input.sql ?? '') || existing.engine !== input.engine;
+}
+
+/**
+ * Replaces an alert or report. Recipients may be left out to keep the stored ones (their URLs are
+ * never answered, so a client cannot send them back). A changed schedule starts from now; a
+ * changed content or recipients re-binds it to `actor` (rebinds).
+ */
+export async function updateAutomation(services: Services, actor: Actor, existing: AutomationRow, input: AutomationUpdate): Promise<AutomationRow> {
   requireSealer(services);
   await validate(services, { ...input, recipients: input.recipients ?? [] } as AutomationInput);
   const tz = input.timezone ?? 'UTC';
@@ -152,6 +164,7 @@ export async function updateAutomation(services: Services, existing: AutomationR
   const scheduleChanged = existing.cron !== input.cron || existing.timezone !== tz || existing.enabled !== enabled;
   try {
     return await services.db.updateTable('automations').set({
+      ...(rebinds(existing, input) ? { run_as: actor.id } : {}),
       name: input.name, description: input.description ?? '', engine: input.engine, sql: input.sql ?? '',
       spec: JSON.stringify(input.kind === 'alert' ? input.condition : input.content),
       cron: input.cron, timezone: tz, grace_secs: input.grace_secs ?? 3600, enabled,

@@ -115,7 +115,7 @@ export async function evaluate(services: Services, automationId: string, opts: E
     let image: Buffer | undefined;
     if (spec.type === 'screenshot') {
       try {
-        image = await (opts.render ?? renderScreenshot)(services, a, spec.path ?? '/');
+        image = await (opts.render ?? renderScreenshot)(services, a, ws.slug, spec.path ?? '/');
       } catch (err) {
         error = (err as Error).message.slice(0, 2000);
       }

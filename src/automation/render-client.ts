@@ -1,24 +1,32 @@
 // The service's side of screenshots: a session of its own for one render, the call to the
 // renderer at automation.renderer_url, and the session's end (docs/alerts.md "The renderer").
 //
-// The render runs as the report's creator, as Superset's reports run as their owner: the renderer
-// gets a fresh session token of that user that expires RENDER_SESSION_MS after it was made and is
-// revoked as soon as the render ends, so a leaked token is worth little, and no person's own
-// session is ever handed to the renderer.
+// The render runs as the report's run-as person (docs/alerts.md "Who a report renders as"): whoever
+// last set what it renders or where it goes, with their rights at the time of the render, and only
+// while they may still set them (ws_editor of the report's workspace). So a report never shows
+// anyone more than the person who chose its page and its recipients could see themselves. The
+// renderer gets a fresh session token of that person that expires RENDER_SESSION_MS after it was
+// made and is revoked as soon as the render ends, so a leaked token is worth little, and no
+// person's own session is ever handed to the renderer.
 import type { Services } from '../services.js';
 import type { AutomationRow } from '../db/automation-types.js';
 import { hashToken } from '../auth/sessions.js';
+import { allows } from '../access/access.js';
 
 export const RENDER_TIMEOUT_MS = 30_000;
 /** Lifetime of a render's session: the render's deadline and some slack. */
 export const RENDER_SESSION_MS = RENDER_TIMEOUT_MS + 30_000;
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
-export async function renderScreenshot(services: Services, a: Pick<AutomationRow, 'created_by'>, path: string): Promise<Buffer> {
-  if (!a.created_by) throw new Error('the report has no owner to render as (its creator was deleted)');
-  const user = await services.db.selectFrom('users').select(['id', 'sub']).where('id', '=', a.created_by).executeTakeFirst();
-  if (!user) throw new Error('the report has no owner to render as (its creator was deleted)');
-  const session = await services.sessions.create(user.id, user.sub, { userAgent: 'svc-renderer' });
+/** Renders `path` as the report's run-as person; `workspace` is the report's workspace slug. */
+export async function renderScreenshot(services: Services, a: Pick<AutomationRow, 'run_as'>, workspace: string, path: string): Promise<Buffer> {
+  const again = 'an editor who saves its content or recipients again makes it render as them';
+  const snap = a.run_as ? await services.access.forUser(a.run_as) : null;
+  if (!snap?.user) throw new Error(`the report has no one to render as (the person who last set its content or recipients was deleted): ${again}`);
+  if (!allows(snap, { workspace, role: 'ws_editor' })) {
+    throw new Error(`the report renders as the person who last set its content or recipients, who no longer has ws_editor in workspace ${workspace}: ${again}`);
+  }
+  const session = await services.sessions.create(snap.user.id, snap.user.sub, { userAgent: 'svc-renderer' });
   try {
     await services.db.updateTable('sessions').set({ expires_at: new Date(services.clock.now().getTime() + RENDER_SESSION_MS) })
       .where('id_hash', '=', hashToken(session.token)).execute();

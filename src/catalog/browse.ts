@@ -3,8 +3,10 @@
 // fields and sort fields with their source column, snapshots with their summary, refs), and the
 // names of a listing a person may see. Reads only; the same decision as the Iceberg routes: the
 // role first (catalog-common's scope), then the policies on each name.
-// Metadata may have been registered from any file (registerTable checks only its identity), so
-// every field is read defensively: a missing or odd field is shown as absent, never a 500.
+// Metadata may have been registered from any file of the workspace's warehouse (registerTable
+// checks its identity and its location, not its other fields), so every field is read
+// defensively: a missing or odd field is shown as absent, never a 500. Browsing reads the stored
+// metadata only, never an object: it shows a location, it does not open it.
 import type { Services } from '../services.js';
 import { requirePolicies, type CatalogCaller } from './access.js';
 import { IcebergError } from './errors.js';

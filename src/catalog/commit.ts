@@ -58,7 +58,7 @@ async function prepare(s: Services, wh: Warehouse, c: Change): Promise<Prepared>
   }
   const text = stringifyJson(metadata);
   const location = nextMetadataLocation(metadata.location, row?.metadata_location ?? null);
-  await writeMetadata(s, location, text);
+  await writeMetadata(s, wh, location, text);
   return { change: c, namespaceId: ns.id, tableId: row?.id ?? null, base: row?.metadata_location ?? null, location, text, metadata };
 }
 

@@ -9,12 +9,17 @@
 // deletes a file a live table may still read. Data files that only manifests name outside the
 // location are not read (that needs Avro manifests) and stay; docs/catalog.md says so.
 // The job id is `purge-<table id>`, so a second request for the same drop adds nothing.
+// Every listing and deletion goes through the storage rule (src/storage/ownership.ts) for the
+// workspace as svc records it and the table location: a location outside the workspace's
+// warehouse (a table registered before issue 24 from a file naming another prefix) purges nothing.
 import type { Services } from '../services.js';
 import type { Job } from 'bullmq';
 import { QUEUES, jobOptions, type CatalogPurgeJob } from '../jobs/queues.js';
 import { startWorker } from '../jobs/worker.js';
 import { recordGovernance } from '../audit/governance.js';
 import { storageKey } from './warehouse.js';
+import { authorize, StorageRefused } from '../storage/ownership.js';
+import type { Tenant } from '../storage/layout.js';
 import { systemCaller } from './access.js';
 import { parseJson } from './json.js';
 import type { Json } from './metadata.js';
@@ -70,42 +75,60 @@ async function liveInside(s: Services, location: string): Promise<{ prefixes: st
   return { prefixes, keys };
 }
 
-async function deleteAll(s: Services, keys: string[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += PARALLEL) await Promise.all(keys.slice(i, i + PARALLEL).map((k) => s.s3.delete(k)));
-}
-
 /** Removes the files of a dropped table; running it again removes nothing more. */
-export async function purgeTable(s: Services, job: CatalogPurgeJob): Promise<{ deleted: number; kept: number }> {
-  const prefix = storageKey(s, job.location);
-  if (prefix === null || prefix === '') throw new Error(`table location outside the bucket: ${job.location}`);
-  const bucketUri = job.location.slice(0, job.location.length - prefix.length);
+export async function purgeTable(s: Services, job: CatalogPurgeJob): Promise<{ deleted: number; kept: number; refused?: string }> {
+  const ws = await s.db.selectFrom('workspaces').select(['id', 'slug']).where('slug', '=', job.workspace).executeTakeFirst();
+  const prefix = (storageKey(s, job.location) ?? '').replace(/\/+$/, '');
+  const tenant: Tenant = ws ?? { id: '' };
+  try {
+    authorize(s.storage.layout, { tenant }, { name: 'DeletePrefix', prefix: `${prefix}/` });
+  } catch (err) {
+    if (!(err instanceof StorageRefused)) throw err;
+    s.logging.module('svc::catalog').warn({ table: job.table, location: job.location, reason: err.message }, 'catalog purge refused: the location is not the workspace\'s');
+    await record(s, job, { deleted: 0, kept: 0, refused: err.message });
+    return { deleted: 0, kept: 0, refused: err.message };
+  }
+  const store = s.storage.of({ tenant, within: prefix });
+  const bucketUri = job.location.slice(0, job.location.replace(/\/+$/, '').length - prefix.length);
   const live = await liveInside(s, job.location);
   const keptKey = (key: string) => {
     const uri = bucketUri + key;
     return live.keys.has(uri) || live.prefixes.some((p) => uri.startsWith(p));
   };
+  const deleteAll = async (keys: string[], from = store) => {
+    for (let i = 0; i < keys.length; i += PARALLEL) await Promise.all(keys.slice(i, i + PARALLEL).map((k) => from.delete(k)));
+  };
   let deleted = 0;
   let kept = 0;
   let after: string | undefined;
   for (;;) {
-    const page = await s.s3.list(`${prefix}/`, PAGE, after);
+    const page = await store.list(`${prefix}/`, PAGE, after);
     if (page.length === 0) break;
     after = page[page.length - 1].key;
     const doomed = page.map((o) => o.key).filter((k) => !keptKey(k));
     kept += page.length - doomed.length;
-    await deleteAll(s, doomed);
+    await deleteAll(doomed);
     deleted += doomed.length;
     if (page.length < PAGE) break;
   }
-  const outside = job.files.map((f) => storageKey(s, f)).filter((k): k is string => k !== null && !keptKey(k));
-  await deleteAll(s, outside);
+  // Files the metadata names outside the location: each one the workspace owns, never another's.
+  const outside = job.files.map((f) => storageKey(s, f)).filter((k): k is string => k !== null && !keptKey(k) && allowed(s, tenant, k));
+  await deleteAll(outside, s.storage.of({ tenant }));
   deleted += outside.length;
+  await record(s, job, { deleted, kept });
+  return { deleted, kept };
+}
+
+const allowed = (s: Services, tenant: Tenant, key: string) => {
+  try { authorize(s.storage.layout, { tenant }, { name: 'DeleteObject', key }); return true; } catch { return false; }
+};
+
+async function record(s: Services, job: CatalogPurgeJob, outcome: { deleted: number; kept: number; refused?: string }) {
   const system = systemCaller(s);
   await recordGovernance(s.db, {
     action: 'catalog.table.purge', actorId: system.actorId, actor: system.actor, target: `table:${job.table}`, workspace: job.workspace,
-    details: { location: job.location, deleted, kept, requested_by: job.requestedBy },
+    details: { location: job.location, ...outcome, requested_by: job.requestedBy },
   });
-  return { deleted, kept };
 }
 
 /** The worker of the `catalog-purge` queue (svc serve, with catalog.enabled). */

@@ -13,9 +13,10 @@ import { checkName, dotted } from './names.js';
 import { decodeToken, encodeToken, findNamespace, getNamespace, pageSize } from './namespaces.js';
 import { applyUpdates, createUpdates, emptyMetadata, type Json, type TableMetadata } from './metadata.js';
 import { parseJson, stringifyJson } from './json.js';
-import { storageKey, type Warehouse } from './warehouse.js';
+import { locationKey, storageKey, warehouseStore, type Warehouse } from './warehouse.js';
 import type { CatalogCaller } from './access.js';
 import { enqueuePurge, filesOutside, locationOf } from './purge.js';
+import { authorize } from '../storage/ownership.js';
 
 export type Kind = 'table' | 'view';
 export interface TableRow { id: string; namespace_id: string; name: string; kind: Kind; metadata_location: string; metadata: string }
@@ -53,12 +54,16 @@ export async function listTables(db: Db, wh: Warehouse, levels: string[], kind: 
   return { identifiers: page, ...(rows.length > limit ? { 'next-page-token': encodeToken(page[page.length - 1].name) } : {}) };
 }
 
-/** A location the client names must lie inside the workspace's warehouse and the bucket. */
+/**
+ * A location the client names (or a metadata file names) must lie inside the workspace's
+ * warehouse and the bucket, and the storage rule must let the workspace work there.
+ */
 export function checkLocation(s: Services, wh: Warehouse, location: string): string {
   const loc = location.replace(/\/+$/, '');
   if (!loc.startsWith(`${wh.root}/`) || storageKey(s, loc) === null || loc.split('/').includes('..')) {
     throw badRequest(`location must lie inside the warehouse ${wh.root}/`);
   }
+  authorize(s.storage.layout, { tenant: wh }, { name: 'Vend', prefix: `${locationKey(s, loc)}/` });
   return loc;
 }
 
@@ -69,10 +74,10 @@ export function nextMetadataLocation(location: string, previous: string | null):
   return `${location}/metadata/${String(n).padStart(5, '0')}-${randomUUID()}.metadata.json`;
 }
 
-export async function writeMetadata(s: Services, location: string, text: string): Promise<void> {
+export async function writeMetadata(s: Services, wh: Warehouse, location: string, text: string): Promise<void> {
   const key = storageKey(s, location);
   if (key === null) throw badRequest(`metadata location is outside the bucket ${s.config.storage.bucket}: ${location}`);
-  await s.s3.put(key, text, 'application/json');
+  await warehouseStore(s, wh).put(key, text, 'application/json');
 }
 
 export interface Created { location: string | null; text: string; metadata: TableMetadata }
@@ -89,7 +94,7 @@ export async function createTable(s: Services, wh: Warehouse, caller: CatalogCal
   const text = stringifyJson(metadata);
   if (req['stage-create'] === true) return { location: null, text, metadata };
   const metadataLocation = nextMetadataLocation(location, null);
-  await writeMetadata(s, metadataLocation, text);
+  await writeMetadata(s, wh, metadataLocation, text);
   await insertTable(s.db, wh, caller, ns.id, levels, name, 'table', metadataLocation, text);
   return { location: metadataLocation, text, metadata };
 }
@@ -115,6 +120,11 @@ export async function insertTableRow(tx: Db, wh: Warehouse, caller: CatalogCalle
  * files); when queueing fails the drop stands and the error is the answer (a 500: the files stay).
  */
 export async function dropTable(s: Services, wh: Warehouse, caller: CatalogCaller, levels: string[], name: string, kind: Kind, purge: boolean): Promise<TableRow> {
+  if (purge && kind === 'table') {
+    // The purge may remove only what the workspace owns: decided before anything is dropped.
+    const row = await getTable(s.db, wh, levels, name, kind);
+    authorize(s.storage.layout, { tenant: wh }, { name: 'DeletePrefix', prefix: `${locationKey(s, locationOf(row.metadata_location, row.metadata))}/` });
+  }
   const row = await s.db.transaction().execute(async (tx) => {
     const ns = await getNamespace(tx, wh, levels);
     const row = await tx.deleteFrom('catalog_tables').where('namespace_id', '=', ns.id).where('name', '=', name).where('kind', '=', kind)
@@ -153,12 +163,17 @@ export async function renameTable(s: Services, wh: Warehouse, caller: CatalogCal
   });
 }
 
-/** Registers existing metadata (read from the object store) as a table; `overwrite` replaces one. */
+/**
+ * Registers existing metadata (read from the object store) as a table; `overwrite` replaces one.
+ * The metadata file and the table location it gives (its folder's parent, else the file's own
+ * `location` field) must both lie inside the workspace's warehouse: a location a client wrote into
+ * a file decides nothing (issue 24). Files written elsewhere come in by an import, not here.
+ */
 export async function registerTable(s: Services, wh: Warehouse, caller: CatalogCaller, levels: string[], req: Json): Promise<Created> {
   const name = checkName(req.name, 'table name');
   if (typeof req['metadata-location'] !== 'string') throw badRequest('metadata-location must be a string');
   const location = checkLocation(s, wh, req['metadata-location']);
-  const bytes = await s.s3.get(storageKey(s, location)!);
+  const bytes = await warehouseStore(s, wh).get(storageKey(s, location)!);
   if (!bytes) throw badRequest(`no metadata file at ${location}`);
   let metadata: TableMetadata;
   try {
@@ -169,7 +184,11 @@ export async function registerTable(s: Services, wh: Warehouse, caller: CatalogC
   if (typeof metadata !== 'object' || metadata === null || typeof metadata['table-uuid'] !== 'string' || typeof metadata['format-version'] !== 'number') {
     throw badRequest(`not Iceberg table metadata: ${location}`);
   }
+  if (typeof metadata.location !== 'string') throw badRequest(`the metadata at ${location} has no location`);
   const text = stringifyJson(metadata);
+  for (const loc of [metadata.location, locationOf(location, text)]) {
+    try { checkLocation(s, wh, loc); } catch { throw badRequest(`the metadata at ${location} names the table location ${loc}, outside the warehouse ${wh.root}/`); }
+  }
   const ns = await getNamespace(s.db, wh, levels);
   if (req.overwrite === true) {
     const r = await s.db.updateTable('catalog_tables').set({ metadata_location: location, metadata: text, updated_at: s.clock.now() })

@@ -24,7 +24,7 @@ export async function createView(s: Services, wh: Warehouse, caller: CatalogCall
   const metadata = applyViewUpdates(undefined, createViewUpdates(req, location), () => fresh, now);
   const text = stringifyJson(metadata);
   const metadataLocation = nextMetadataLocation(location, null);
-  await writeMetadata(s, metadataLocation, text);
+  await writeMetadata(s, wh, metadataLocation, text);
   await insertTable(s.db, wh, caller, ns.id, levels, name, 'view', metadataLocation, text);
   return { location: metadataLocation, text, metadata: metadata as never };
 }
@@ -40,7 +40,7 @@ export async function commitView(s: Services, wh: Warehouse, levels: string[], n
     if (metadata.location !== base.location) checkLocation(s, wh, metadata.location);
     const text = stringifyJson(metadata);
     const location = nextMetadataLocation(metadata.location, row.metadata_location);
-    await writeMetadata(s, location, text);
+    await writeMetadata(s, wh, location, text);
     const r = await s.db.updateTable('catalog_tables').set({ metadata_location: location, metadata: text, updated_at: s.clock.now() })
       .where('id', '=', row.id).where('metadata_location', '=', row.metadata_location).executeTakeFirst();
     if (Number(r.numUpdatedRows) === 1) return { location, text };

@@ -3,8 +3,11 @@
 // table load must cost about as much as /healthz); a deleted workspace is gone within seconds.
 import type { Services } from '../services.js';
 import { TtlCache } from '../util/ttl-cache.js';
-import { noSuchWarehouse } from './errors.js';
+import { forbidden, noSuchWarehouse } from './errors.js';
 import { SLUG_RE } from '../workspaces/workspaces.js';
+import { warehouseProblem } from '../storage/layout.js';
+import { StorageRefused } from '../storage/ownership.js';
+import type { TenantStore } from '../storage/tenant-store.js';
 
 export interface Warehouse { id: string; slug: string; root: string }
 
@@ -27,7 +30,16 @@ export async function findWarehouse(s: Services, slug: string): Promise<Warehous
     if (isSlug) cache.set(slug, hit);
   }
   if (!hit) throw noSuchWarehouse(`Warehouse does not exist: ${slug}`);
+  // Family first (src/storage/layout.ts): a root that meets the results, apps or workflow prefix
+  // (a workspace named "apps" with the warehouse at the bucket root) is no warehouse.
+  const problem = warehouseProblem(s.storage.layout, slug);
+  if (problem) throw forbidden(`Forbidden: ${problem}; the catalog keeps no warehouse there (give catalog.warehouse a prefix of its own, e.g. s3://${s.config.storage.bucket}/lake)`);
   return { id: hit.id, slug, root: warehouseRoot(s, slug) };
+}
+
+/** The bucket as the workspace's catalog may use it (the storage rule, src/storage/ownership.ts). */
+export function warehouseStore(s: Services, wh: Warehouse, within?: string): TenantStore {
+  return s.storage.of({ tenant: wh, within });
 }
 
 /** The bucket and key of an `s3://bucket/key` location inside the configured bucket, or null. */
@@ -35,4 +47,11 @@ export function storageKey(s: Services, location: string): string | null {
   const m = /^s3a?:\/\/([^/]+)\/(.+)$/.exec(location);
   if (!m || m[1] !== s.config.storage.bucket) return null;
   return m[2];
+}
+
+/** The key prefix (no trailing '/') of a table location inside the bucket; 403 when it is not in it. */
+export function locationKey(s: Services, location: string): string {
+  const key = storageKey(s, location);
+  if (key === null) throw new StorageRefused(`the table location ${location} is outside the bucket ${s.config.storage.bucket}`);
+  return key.replace(/\/+$/, '');
 }

@@ -1,6 +1,7 @@
 // Startup checks (SPEC part 7): run before `svc serve` listens and in every command that
 // touches the database. The first failure is thrown as a one-line ConfigError.
 import { ConfigError, type Config } from './schema.js';
+import { layoutProblem, storageLayout } from '../storage/layout.js';
 
 /** Decode strict base64: standard alphabet with correct padding, or the url-safe alphabet
  * padded correctly or unpadded. Non-canonical encodings are refused. Null when invalid. */
@@ -87,6 +88,8 @@ export const CHECK_MESSAGES = {
   launcher: (problem: string) =>
     `apps.pod.launcher must be none, subprocess or cluster with the keys each needs: ${problem}`,
   dataApiReplicas: 'data_api.replicas above 1 requires data_api.shared_store_url',
+  storageLayout: (problem: string) =>
+    `engine.results_prefix, apps.storage.prefix and workflow.storage.prefix must not overlap, nor hold catalog.warehouse: ${problem}`,
 } as const;
 
 /** Rule and message of every startup check, in the order they run (for the docs). */
@@ -104,6 +107,7 @@ export const STARTUP_CHECKS: ReadonlyArray<readonly [rule: string, message: stri
   ['`apps.origin` set: both origins are scheme://host[:port] (http or https), they differ, the apps TTLs (`ticket_ttl_secs`, `cookie_ttl_secs`, `session_idle_secs`, `session_absolute_secs`) at least 1', CHECK_MESSAGES.appsOrigin('<problem>')],
   ['`apps.pod.launcher` is `none`, `subprocess` (needs `apps.pod.command`, `apps.origin`, `apps.pod.callback_url`) or `cluster` (needs `apps.origin`, `apps.pod.callback_url`)', CHECK_MESSAGES.launcher('<problem>')],
   ['`data_api.replicas` above 1 needs `data_api.shared_store_url`', CHECK_MESSAGES.dataApiReplicas],
+  ['always: no key prefix of query results, apps or workflow files lies inside another, and `catalog.warehouse` lies inside none of them (docs/architecture.md, the storage rule)', CHECK_MESSAGES.storageLayout('<problem>')],
 ];
 
 /** Throws ConfigError with the SPEC part 7 message of the first failing rule. */
@@ -152,4 +156,6 @@ export function startupChecks(cfg: Config): void {
   if (cfg.data_api.replicas > 1 && !set(cfg.data_api.shared_store_url)) {
     fail(CHECK_MESSAGES.dataApiReplicas);
   }
+  const layout = layoutProblem(storageLayout(cfg));
+  if (layout) fail(CHECK_MESSAGES.storageLayout(layout));
 }

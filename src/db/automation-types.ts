@@ -1,4 +1,4 @@
-// Table types of alerts and reports (migrations/0018_automation.sql).
+// Table types of alerts and reports (migrations/0018_automation.sql, 0025_automation_run_as.sql).
 import type { ColumnType, Selectable } from 'kysely';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -33,6 +33,8 @@ export interface AutomationsTable {
   next_fire_at: NullableTs;
   last_fired_at: NullableTs;
   created_by: string | null;
+  /** Who last set what it produces or where it goes; a screenshot renders as them (migrations/0025). */
+  run_as: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

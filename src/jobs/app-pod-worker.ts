@@ -36,8 +36,10 @@ export async function startAppPodWorker(services: Services, given?: PodLauncher)
   log.info({ launcher: launcher.kind }, 'app pod worker started');
   return {
     async close() {
+      // Pods first: a launch in progress then sees its process gone and ends at once, so the
+      // worker's close (which waits for running jobs) is not held for ready_timeout_secs.
+      await manager.closeLauncher(launcher);
       await worker.close();
-      await launcher.close?.();
     },
   };
 }

@@ -17,7 +17,7 @@ import { QUEUE, QUEUES } from './queues.js';
 import { startWorker } from './worker.js';
 import { pruneAccessLog, pruneAuditEvents, pruneTaskLogs } from '../audit/retention.js';
 import { createAuditHandOver, startAuditWorker, type AuditQueueHandOver } from './audit-queue.js';
-import { executionPrefix } from '../workflows/files.js';
+import { deleteExecutionFiles } from '../workflows/files.js';
 import { createContainerRunner, keptContainerCutoff, type ContainerRunner } from '../runners/index.js';
 import { registerQueueMetrics } from './queue-metrics.js';
 
@@ -103,7 +103,7 @@ export async function pruneExecutionFiles(services: Services, days: number, batc
       .where('files_pruned_at', 'is', null).where('ended_at', 'is not', null).where('ended_at', '<', cutoff)
       .orderBy('ended_at').limit(batch).execute();
     for (const r of rows) {
-      objects += await services.s3.deletePrefix(executionPrefix(services, r.workspace_id, r.id));
+      objects += await deleteExecutionFiles(services, r.workspace_id, r.id);
       await services.db.updateTable('executions').set({ files_pruned_at: services.clock.now() }).where('id', '=', r.id).execute();
       executions++;
     }

@@ -12,7 +12,7 @@ export function queryService(services: Services): QueryService {
   let q = built.get(services);
   if (!q) {
     const log = services.logging.module('svc::queries');
-    const results = new ResultStore(services.s3, services.config.engine.results_prefix, log);
+    const results = new ResultStore(services.storage, log);
     const signals = new QuerySignals(services.redis, services.queues.prefix, log);
     const records = new QueryRecords(services.db, log);
     q = new QueryService({

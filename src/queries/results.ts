@@ -1,4 +1,5 @@
-// Query results in the object store: Parquet under engine.results_prefix, written through a
+// Query results in the object store: Parquet under engine.results_prefix/<workspace id>/, each
+// read, write and delete through the storage rule for that workspace (src/storage). Written through a
 // scratch DuckDB (never the sandboxed workspace databases, and never running user SQL) into a
 // temporary file that is then uploaded. CSV and JSON downloads are converted from the Parquet on
 // the fly, file to file, so no result is held whole in memory twice.
@@ -10,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from 'pino';
-import type { ObjectStore } from '../storage/object-store.js';
+import type { Storage } from '../storage/tenant-store.js';
 import type { QueryColumn } from './types.js';
 import { loadDuckDB } from './embedded.js';
 
@@ -28,23 +29,22 @@ const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 export class ResultStore {
   private scratch: Promise<DuckDBInstance> | undefined;
-  private readonly prefix: string;
 
-  constructor(private readonly s3: ObjectStore, prefix: string, private readonly log: Logger) {
-    this.prefix = prefix.replace(/\/+$/, '');
-  }
+  constructor(private readonly storage: Storage, private readonly log: Logger) {}
+
+  private store(workspaceId: string) { return this.storage.of({ tenant: { id: workspaceId } }); }
 
   /** Object key of a query's result. */
   key(workspaceId: string, queryId: string): string {
-    return `${this.prefix}/${workspaceId}/${queryId}.parquet`;
+    return `${this.storage.root('results', { id: workspaceId })}${queryId}.parquet`;
   }
 
   /** Writes the rows as Parquet under key; returns its size in bytes. */
-  async write(key: string, columns: QueryColumn[], rows: unknown[][]): Promise<number> {
+  async write(workspaceId: string, key: string, columns: QueryColumn[], rows: unknown[][]): Promise<number> {
     return this.withTemp(async (dir) => {
       const file = await this.toParquet(dir, columns, rows);
       const { size } = await stat(file);
-      await this.s3.putStream(key, createReadStream(file), CONTENT_TYPE.parquet);
+      await this.store(workspaceId).putStream(key, createReadStream(file), CONTENT_TYPE.parquet);
       return size;
     });
   }
@@ -53,13 +53,13 @@ export class ResultStore {
    * The result in a format: from the stored Parquet when there is one (key), else from rows kept
    * with the query (results that fit in the preview). The temporary files go when the body ends.
    */
-  async download(source: { key: string } | { columns: QueryColumn[]; rows: unknown[][] }, format: ResultFormat): Promise<Download | null> {
+  async download(workspaceId: string, source: { key: string } | { columns: QueryColumn[]; rows: unknown[][] }, format: ResultFormat): Promise<Download | null> {
     const dir = await mkdtemp(path.join(tmpdir(), 'svc-result-'));
     const cleanup = () => rm(dir, { recursive: true, force: true }).catch((err: Error) => this.log.warn({ err: err.message }, 'removing a result download\'s temporary files failed'));
     try {
       let parquet: string;
       if ('key' in source) {
-        const obj = await this.s3.getStream(source.key);
+        const obj = await this.store(workspaceId).getStream(source.key);
         if (!obj) { await cleanup(); return null; }
         parquet = path.join(dir, 'result.parquet');
         await pipeline(obj.body, createWriteStream(parquet));
@@ -84,7 +84,7 @@ export class ResultStore {
     }
   }
 
-  async delete(key: string): Promise<void> { await this.s3.delete(key); }
+  async delete(workspaceId: string, key: string): Promise<void> { await this.store(workspaceId).delete(key); }
 
   /**
    * The rows as a JSON array of objects, valued as the API answers them (the engine's JSON

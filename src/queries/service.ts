@@ -172,7 +172,7 @@ export class QueryService {
     if (truncated || rows.length > previewRows) {
       try {
         result_key = this.d.results.key(workspaceId, id);
-        result_bytes = await this.d.results.write(result_key, columns, rows);
+        result_bytes = await this.d.results.write(workspaceId, result_key, columns, rows);
       } catch (err) {
         this.d.log.warn({ query: id, err: (err as Error).message }, 'query result not written to the object store');
         return { state: 'FAILED' as const, error: 'the result could not be written to the object store', ended_at: endedAt };
@@ -271,8 +271,8 @@ export class QueryService {
   }
 
   /** A result download (see ResultStore.download); null when the stored object is gone. */
-  download(source: Parameters<ResultStore['download']>[0], format: ResultFormat) {
-    return this.d.results.download(source, format);
+  download(workspaceId: string, source: Parameters<ResultStore['download']>[1], format: ResultFormat) {
+    return this.d.results.download(workspaceId, source, format);
   }
 
   /** Drops results of queries that ended more than engine.results_retention_days ago (0 keeps them). */
@@ -283,11 +283,11 @@ export class QueryService {
     await this.d.records.settled();
     let expired = 0;
     for (;;) {
-      const batch = await this.d.db.selectFrom('queries').select(['id', 'result_key']).where('state', '=', 'SUCCEEDED').where('ended_at', '<', cutoff)
+      const batch = await this.d.db.selectFrom('queries').select(['id', 'workspace_id', 'result_key']).where('state', '=', 'SUCCEEDED').where('ended_at', '<', cutoff)
         .where((eb) => eb.or([eb('result_key', 'is not', null), eb('preview', 'is not', null)])).limit(200).execute();
       if (batch.length === 0) return { expired };
       for (const q of batch) {
-        if (q.result_key) await this.d.results.delete(q.result_key);
+        if (q.result_key) await this.d.results.delete(q.workspace_id, q.result_key);
         await this.d.db.updateTable('queries').set({ result_key: null, preview: null }).where('id', '=', q.id).execute();
         expired++;
       }

@@ -2,7 +2,8 @@
 //   <prefix><workspace id>/namespaces/<namespace>/files/<path>
 //   <prefix><workspace id>/executions/<execution id>/<task run id>/<attempt>/<name>
 // Caps: max_file_bytes per file, max_task_bytes per task-run attempt, max_read_bytes per read(),
-// max_namespace_files per listing.
+// max_namespace_files per listing. Every object call goes through the storage rule for the
+// workspace (src/storage/tenant-store.ts): a namespace or path cannot reach another's files.
 import { Transform, type Readable } from 'node:stream';
 import type { Services } from '../services.js';
 import { badRequest, DomainError, notFound } from '../errors.js';
@@ -28,24 +29,25 @@ export function assertFilePath(path: string): void {
   }
 }
 
-const root = (s: Services, workspaceId: string) => `${s.config.workflow.storage.prefix}${workspaceId}/`;
+const root = (s: Services, workspaceId: string) => s.storage.root('workflow', { id: workspaceId });
+const files = (s: Services, workspaceId: string) => s.storage.of({ tenant: { id: workspaceId } });
 export const namespaceFilesPrefix = (s: Services, workspaceId: string, namespace: string) => `${root(s, workspaceId)}namespaces/${namespace}/files/`;
 export const executionPrefix = (s: Services, workspaceId: string, executionId: string) => `${root(s, workspaceId)}executions/${executionId}/`;
 
 export async function readNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, maxBytes: number): Promise<string> {
   let key: string;
   try { assertFilePath(path); key = objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path); } catch (e) { throw new TemplateError(`read('${path}'): ${(e as Error).message}`); }
-  const head = await s.s3.head(key);
+  const head = await files(s, workspaceId).head(key);
   if (!head) throw new TemplateError(`read('${path}'): no such namespace file in ${namespace}`);
   if (head.size > maxBytes) throw new TemplateError(`read('${path}'): the file is ${head.size} bytes, over workflow.storage.max_read_bytes (${maxBytes})`);
-  const body = await s.s3.get(key);
+  const body = await files(s, workspaceId).get(key);
   return Buffer.from(body ?? new Uint8Array()).toString('utf8');
 }
 
 export async function listNamespaceFiles(s: Services, workspaceId: string, namespace: string) {
   const prefix = namespaceFilesPrefix(s, workspaceId, namespace);
   const max = s.config.workflow.storage.max_namespace_files;
-  const objects = await s.s3.list(prefix, max + 1);
+  const objects = await files(s, workspaceId).list(prefix, max + 1);
   return {
     files: objects.slice(0, max).map((o) => ({ path: o.key.slice(prefix.length), size: o.size, updated_at: o.lastModified?.toISOString() ?? null })),
     truncated: objects.length > max,
@@ -68,9 +70,10 @@ export async function putNamespaceFile(s: Services, workspaceId: string, namespa
   assertFilePath(path);
   const prefix = namespaceFilesPrefix(s, workspaceId, namespace);
   const key = objectKey(prefix, path);
-  const existing = await s.s3.head(key);
+  const store = files(s, workspaceId);
+  const existing = await store.head(key);
   if (!existing) {
-    const count = await s.s3.list(prefix, s.config.workflow.storage.max_namespace_files);
+    const count = await store.list(prefix, s.config.workflow.storage.max_namespace_files);
     if (count.length >= s.config.workflow.storage.max_namespace_files) {
       throw badRequest(`namespace ${namespace} already holds ${count.length} files, the most workflow.storage.max_namespace_files allows`);
     }
@@ -81,13 +84,13 @@ export async function putNamespaceFile(s: Services, workspaceId: string, namespa
   counter.on('data', (c: Buffer) => { size += c.length; });
   const limited = body.pipe(counter);
   body.on('error', (e) => counter.destroy(e));
-  await s.s3.putStream(key, limited, 'application/octet-stream');
+  await store.putStream(key, limited, 'application/octet-stream');
   return { size };
 }
 
 export async function getNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string) {
   assertFilePath(path);
-  const got = await s.s3.getStream(objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path));
+  const got = await files(s, workspaceId).getStream(objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path));
   if (!got) throw notFound(`namespace file does not exist: ${path}`);
   return got;
 }
@@ -95,8 +98,9 @@ export async function getNamespaceFile(s: Services, workspaceId: string, namespa
 export async function deleteNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string): Promise<void> {
   assertFilePath(path);
   const key = objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path);
-  if (!(await s.s3.head(key))) throw notFound(`namespace file does not exist: ${path}`);
-  await s.s3.delete(key);
+  const store = files(s, workspaceId);
+  if (!(await store.head(key))) throw notFound(`namespace file does not exist: ${path}`);
+  await store.delete(key);
 }
 
 type AttemptIds = { workspaceId: string; executionId: string; taskRunId: string; attempt: number };
@@ -109,6 +113,7 @@ const attemptBase = (s: Services, ids: AttemptIds) => `${executionPrefix(s, ids.
  */
 export function taskFileUploader(s: Services, ids: AttemptIds) {
   const base = attemptBase(s, ids);
+  const store = files(s, ids.workspaceId);
   const stored: Record<string, string> = {};
   const keys: string[] = [];
   return {
@@ -117,12 +122,12 @@ export function taskFileUploader(s: Services, ids: AttemptIds) {
       let key: string;
       try { key = objectKey(base, name); } catch (e) { body.resume(); throw e; }
       keys.push(key);
-      await s.s3.putStream(key, body, 'application/octet-stream');
+      await store.putStream(key, body, 'application/octet-stream');
       stored[name] = `${ids.taskRunId}/${ids.attempt}/${name}`;
     },
     async discard(log: { warn(o: object, m: string): void }): Promise<void> {
       for (const key of keys) {
-        await s.s3.delete(key).catch((e: Error) => log.warn({ key, err: e.message }, 'could not remove a partly stored output file'));
+        await store.delete(key).catch((e: Error) => log.warn({ key, err: e.message }, 'could not remove a partly stored output file'));
       }
     },
   };
@@ -130,13 +135,18 @@ export function taskFileUploader(s: Services, ids: AttemptIds) {
 
 export async function listExecutionFiles(s: Services, workspaceId: string, executionId: string) {
   const prefix = executionPrefix(s, workspaceId, executionId);
-  const objects = await s.s3.list(prefix, s.config.workflow.storage.max_namespace_files);
+  const objects = await files(s, workspaceId).list(prefix, s.config.workflow.storage.max_namespace_files);
   return objects.map((o) => ({ path: o.key.slice(prefix.length), size: o.size }));
 }
 
 export async function getExecutionFile(s: Services, workspaceId: string, executionId: string, path: string) {
   assertFilePath(path);
-  const got = await s.s3.getStream(objectKey(executionPrefix(s, workspaceId, executionId), path));
+  const got = await files(s, workspaceId).getStream(objectKey(executionPrefix(s, workspaceId, executionId), path));
   if (!got) throw notFound(`execution file does not exist: ${path}`);
   return got;
+}
+
+/** Removes every file of an execution (retention); returns how many. */
+export async function deleteExecutionFiles(s: Services, workspaceId: string, executionId: string): Promise<number> {
+  return files(s, workspaceId).deletePrefix(executionPrefix(s, workspaceId, executionId));
 }

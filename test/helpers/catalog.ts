@@ -111,3 +111,19 @@ export async function rolePeople(t: TestApp, ws: string): Promise<{ viewer: stri
     owner: await personToken(t, owner, 'ada@example.test'),
   };
 }
+
+/** A JSON request to the catalog of `c` with a bearer token: the status, the text and the parsed body. */
+export async function catalogRequest(c: Pick<CatalogApp, 'base'>, method: string, path: string, token: string, body?: unknown) {
+  const res = await fetch(new URL(path, c.base), {
+    method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, text, body: text ? JSON.parse(text) : null };
+}
+
+/** Sends a request the catalog signed (a RemoteSignResult) to the object store as a client would (fetch sets Host itself). */
+export function sendSigned(method: string, signed: { uri: string; headers: Record<string, string[]> }, body?: string) {
+  const headers = Object.fromEntries(Object.entries(signed.headers).filter(([k]) => k !== 'host').map(([k, v]) => [k, v.join(',')]));
+  return fetch(signed.uri, { method, headers, body });
+}

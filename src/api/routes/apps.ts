@@ -41,7 +41,7 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     const editor = guard(ctx, (req) => ({ workspace: ws(req), role: 'ws_editor' }));
     const store = () => {
       const s = ctx.services();
-      return new AppStore({ db: s.db, s3: s.s3, clock: s.clock, prefix: s.config.apps.storage.prefix });
+      return new AppStore({ db: s.db, storage: s.storage, clock: s.clock });
     };
     const workspaceId = async (req: FastifyRequest) => {
       const w = await findWorkspace(ctx.services().db, ws(req));

@@ -92,7 +92,7 @@ export function automationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         schema: { tags, summary: `Replace a ${kind} (recipients left out are kept)`, params: idParams, body: updateBody, response: { 200: view, ...errors } },
       }, async (req) => {
         const { ws, row } = await load(req);
-        return out(await updateAutomation(ctx.services(), row, { ...(req.body as object), kind } as never), ws.slug);
+        return out(await updateAutomation(ctx.services(), actorOf(req), row, { ...(req.body as object), kind } as never), ws.slug);
       });
 
       app.delete(`${base}/:id`, {

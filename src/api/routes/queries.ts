@@ -141,7 +141,7 @@ export function queryRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const days = ctx.services().config.engine.results_retention_days;
       const gone = () => new DomainError('gone', `the result has expired (engine.results_retention_days = ${days})`);
       if (!source) throw gone();
-      const dl = await queries().download(source, format);
+      const dl = await queries().download(ws.id, source, format);
       if (!dl) throw gone();
       return reply.status(200).header('content-type', dl.contentType).header('content-length', dl.size)
         .header('content-disposition', `attachment; filename="query-${q.id}.${format}"`).send(dl.body);

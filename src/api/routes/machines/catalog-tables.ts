@@ -15,8 +15,9 @@ import { commit, parseChange } from '../../../catalog/commit.js';
 import { onlyRefSnapshots, type Json, type TableMetadata } from '../../../catalog/metadata.js';
 import { parseJson, stringifyJson } from '../../../catalog/json.js';
 import { badRequest } from '../../../catalog/errors.js';
-import { checkScope, signV4 } from '../../../catalog/signer.js';
-import { storageKey } from '../../../catalog/warehouse.js';
+import { checkSignRequest, signRequest } from '../../../catalog/signer.js';
+import { locationKey } from '../../../catalog/warehouse.js';
+import { authorize } from '../../../storage/ownership.js';
 import { requireRight } from '../../../catalog/access.js';
 import type { TableRow } from '../../../catalog/tables.js';
 import { locationOf } from '../../../catalog/purge.js';
@@ -142,13 +143,15 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     }, async (req) => {
       const { s, wh } = await scope(ctx, req, req.params.prefix, 'read', 'loading table credentials', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
-      return { 'storage-credentials': [{ prefix: tableLocation(row), config: storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name: row.name }) }] };
+      const location = tableLocation(row);
+      authorize(s.storage.layout, { tenant: wh }, { name: 'Vend', prefix: `${locationKey(s, location)}/` });
+      return { 'storage-credentials': [{ prefix: location, config: storageConfig(s, { prefix: wh.slug, namespace: req.params.namespace, name: row.name }) }] };
     });
 
     app.post(`${base}/:table/sign`, {
       config: { csrf: false },
       schema: { operationId: 'signRequest',
-        tags, summary: 'Sign an object-store request inside the table location with the service\'s keys (SigV4; Iceberg REST signRequest). Reads need ws_viewer, writes ws_editor', params: pTable,
+        tags, summary: 'Sign an object-store request inside the table location with the service\'s keys (SigV4; Iceberg REST signRequest): object reads and writes, multipart uploads, ListObjectsV2 with a prefix inside, DeleteObject and DeleteObjects with its body. Reads need ws_viewer, writes ws_editor', params: pTable,
         body: z.object({ region: z.string().max(64), uri: z.string().max(8192), method: z.enum(['PUT', 'GET', 'HEAD', 'POST', 'DELETE', 'PATCH', 'OPTIONS']), headers: z.record(z.string().max(256), z.array(z.string().max(8192)).max(64)), properties: z.record(z.string(), z.string()).optional(), body: z.string().max(1024 * 1024).optional(), provider: z.string().optional() }),
         response: { 200: z.object({ uri: z.string(), headers: z.record(z.string(), z.array(z.string())) }), ...catalogErrors },
       },
@@ -156,10 +159,9 @@ export function catalogTableRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const { s, wh, caller } = await scope(ctx, req, req.params.prefix, 'read', 'signing a storage request', { namespace: req.params.namespace, name: req.params.table, op: 'read' });
       if (req.body.provider !== undefined && req.body.provider !== 's3') throw badRequest(`only s3 requests are signed, not ${req.body.provider}`);
       const row = await getTable(s.db, wh, parseNamespace(req.params.namespace), checkName(req.params.table), 'table');
-      const key = storageKey(s, tableLocation(row));
-      if (key === null) throw badRequest('the table location is outside the bucket');
-      if (checkScope(s, req.body, key) === 'write') await requireRight(caller, wh.slug, 'write', 'writing table files');
-      return signV4(s, req.body, s.clock.now());
+      const { access, request } = checkSignRequest(s, wh, tableLocation(row), req.body);
+      if (access === 'write') await requireRight(caller, wh.slug, 'write', 'writing table files');
+      return signRequest(s, req.body, request);
     });
 
     app.post('/catalog/v1/:prefix/namespaces/:namespace/register', {
