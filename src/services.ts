@@ -20,6 +20,7 @@ import type { WorkflowQueue } from './workflows/ports.js';
 import { CurrentFlows } from './workflows/current-flows.js';
 import { Sealer } from './secrets/seal.js';
 import { QueryEngines } from './queries/run.js';
+import { Lakehouse, lakehouseCache } from './queries/lakehouse/lakehouse.js';
 import { engineLookup } from './queries/lookup.js';
 
 export interface Services {
@@ -99,6 +100,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   invalidator.on('flow', (keys) => flows.forget(keys));
   const queryEngines = new QueryEngines(config, logging.module('svc::queries'));
   queryEngines.setLookup(engineLookup(db, logging.module('svc::queries')));
+  const storage = createStorage(s3, config);
+  // The embedded engine reads and writes the catalog's tables when the catalog is on (lakehouse/).
+  if (config.catalog.enabled) queryEngines.setLakehouse(() => new Lakehouse({ db, storage, log: logging.module('svc::lakehouse'), ...lakehouseCache(config) }));
   const closeLog = logging.module('svc');
   const closing = (what: string) => (err: Error) => closeLog.warn({ err: err.message }, `shutdown: ${what} failed`);
   return {
@@ -107,7 +111,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     log: logging.root,
     db,
     s3,
-    storage: createStorage(s3, config),
+    storage,
     clock,
     metrics,
     invalidator,

@@ -25,6 +25,8 @@ export interface DatabaseOptions {
   maxDatabases: number;
   /** Idle connections kept per database. */
   idleConnections: number;
+  /** Folders of its own a workspace's database may read besides its spill folder (its table-file cache). */
+  readable?: (workspaceId: string) => string[];
 }
 
 // Idle connections are kept per database: a connection costs a thread-pool hop to open. The
@@ -89,6 +91,8 @@ export class Databases {
       file = path.join(this.opts.dataDir, `${workspaceId}.duckdb`);
     }
     const spill = await this.privateDir(workspaceId, 'spill');
+    const readable = this.opts.readable?.(workspaceId) ?? [];
+    for (const dir of readable) await mkdir(dir, { recursive: true, mode: 0o700 });
     const instance = await DuckDBInstance.create(file, {
       memory_limit: this.opts.memoryLimit,
       threads: String(this.opts.threads),
@@ -102,9 +106,11 @@ export class Databases {
     const setup = await instance.connect();
     try {
       for (const stmt of [
-        `SET allowed_directories = [${quote(spill + path.sep)}]`,
+        `SET allowed_directories = [${[spill, ...readable].map((d) => quote(d + path.sep)).join(', ')}]`,
         'SET enable_external_access = false',
         'SET lock_configuration = true',
+        // the catalog's names (lakehouse/stubs.ts): an in-memory database, no file
+        "ATTACH ':memory:' AS iceberg",
       ]) await setup.run(stmt);
       const name = String((await setup.runAndReadAll('SELECT current_database()')).getRows()[0]![0]);
       const db: Db = { id: workspaceId, instance, active: 0, lastUsed: Date.now(), idle: [setup], name };

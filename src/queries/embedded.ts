@@ -9,10 +9,10 @@ import type { EngineDriver, EngineRun, EngineResult, QueryColumn } from './types
 import { QueryFailure } from './types.js';
 import { Semaphore } from './semaphore.js';
 import { Databases, loadDuckDB, type Db } from './embedded-db.js';
-import { duckdbParser, type SqlParser } from './sql/parser.js';
-import { readStatement, render, SqlSyntaxError, StatementRefusal, type QName, type Statement } from './sql/statement.js';
 import { limitZero } from './sql/build.js';
-import { authorize, ST, type Authorized } from './sql/authorize.js';
+import { prepareStatement } from './embedded-statement.js';
+import type { Lakehouse } from './lakehouse/lakehouse.js';
+import { ST } from './sql/authorize.js';
 import { valueBytes } from './bytes.js';
 
 export { loadDuckDB };
@@ -32,9 +32,9 @@ export class EmbeddedEngine implements EngineDriver {
   private readonly databases: Databases;
   private readonly slots: Semaphore;
 
-  constructor(opts: EmbeddedOptions, private readonly log: Logger) {
+  constructor(opts: EmbeddedOptions, private readonly log: Logger, private readonly lakehouse?: () => Lakehouse | undefined) {
     this.slots = new Semaphore(opts.concurrency);
-    this.databases = new Databases({ ...opts, idleConnections: opts.concurrency }, log);
+    this.databases = new Databases({ ...opts, idleConnections: opts.concurrency, readable: (id) => (lakehouse?.() ? [lakehouse()!.files.dir(id)] : []) }, log);
   }
 
   /** Workspace databases open now (for tests and metrics). */
@@ -52,16 +52,18 @@ export class EmbeddedEngine implements EngineDriver {
   async describe(q: EngineRun): Promise<QueryColumn[]> {
     const asViewer = { ...q, role: 'ws_viewer' as const };
     return this.session(asViewer, async (conn, db) => {
-      const { statement, parser } = await this.statement(conn, db, asViewer);
-      if (statement.kind !== 'select') throw new QueryFailure('refused', 'only a SELECT can be described');
-      const prepared = await conn.prepare(await parser.print(limitZero(statement.tree)));
+      const { statement, parser, release } = await prepareStatement(conn, db, asViewer, this.lakehouse?.());
+      let prepared: DuckDBPreparedStatement | undefined;
       try {
+        if (statement.kind !== 'select') throw new QueryFailure('refused', 'only a SELECT can be described');
+        prepared = await conn.prepare(await parser.print(limitZero(statement.tree)));
         if (prepared.statementType !== ST.SELECT) throw new QueryFailure('refused', 'only a SELECT can be described');
         if (prepared.parameterCount > 0 || hasParams(q.params)) prepared.bind(q.params as never);
         const result = await prepared.run();
         return result.columnNames().map((name, i) => ({ name, type: result.columnType(i).toString() }));
       } finally {
-        prepared.destroySync();
+        prepared?.destroySync();
+        release();
       }
     });
   }
@@ -118,29 +120,14 @@ export class EmbeddedEngine implements EngineDriver {
     }
   }
 
-  /** The statement as it runs, after the role and the tree rules allowed it. */
-  private async statement(conn: DuckDBConnection, db: Db, q: EngineRun): Promise<{ sql: string; auth: Authorized; statement: Statement; parser: SqlParser }> {
-    const parser = duckdbParser(async (sql, arg) => String((await conn.runAndReadAll(sql, [arg])).getRows()[0]![0]));
-    try {
-      const statement = await readStatement(q.sql, parser);
-      const auth = authorize(statement, q.role);
-      for (const t of auth.writes) checkOwnDatabase(t, db.name);
-      for (const t of auth.reads) checkOwnDatabase(t, db.name, true);
-      return { sql: render(statement), auth, statement, parser };
-    } catch (err) {
-      if (err instanceof StatementRefusal) throw new QueryFailure('refused', err.message);
-      if (err instanceof SqlSyntaxError) throw new QueryFailure('failed', oneLine(err.message));
-      throw err;
-    }
-  }
-
   private async execute(conn: DuckDBConnection, db: Db, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
-    const { sql, auth } = await this.statement(conn, db, q);
+    const { sql, auth, release } = await prepareStatement(conn, db, q, this.lakehouse?.());
     let prepared: DuckDBPreparedStatement;
     try {
       prepared = await conn.prepare(sql);
     } catch (err) {
+      release();
       if (/Cannot prepare multiple statements/.test((err as Error).message)) throw new QueryFailure('refused', 'send one statement per query');
       throw err;
     }
@@ -169,23 +156,12 @@ export class EmbeddedEngine implements EngineDriver {
       return { columns, rows, truncated: false };
     } finally {
       prepared.destroySync();
+      release();
     }
   }
 
   async close(): Promise<void> { await this.databases.close(); }
 }
-
-/** A statement changes and reads only its workspace's own database (no other catalog by name). */
-function checkOwnDatabase(t: QName, own: string, read = false): void {
-  // DuckDB reads `a.b` as schema a, or else as catalog a: `temp.t` is a temporary table.
-  const catalog = t.catalog ?? (t.schema !== undefined && OTHER_CATALOGS.has(t.schema) ? t.schema : undefined);
-  if (catalog === undefined || catalog === own) return;
-  // Reading DuckDB's own catalogs (information_schema, pg_catalog, duckdb_*) is reading metadata.
-  if (read && (catalog === 'system' || catalog === 'temp')) return;
-  if (catalog === 'iceberg') throw new QueryFailure('refused', 'catalog tables (iceberg.<namespace>.<table>) are not available on this engine yet');
-  throw new QueryFailure('refused', `the embedded engine reads and changes only the workspace's own database, not "${catalog}"`);
-}
-const OTHER_CATALOGS = new Set(['temp', 'system', 'iceberg']);
 
 const hasParams = (p: EngineRun['params']) => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').slice(0, 2000);

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { chooseProvisioner } from '../engines/choice.js';
 import { EmbeddedEngine } from './embedded.js';
+import type { Lakehouse } from './lakehouse/lakehouse.js';
 import { QueryFailure, type EngineDriver, type EngineResult, type EngineRun, type QueryColumn, type QueryParams, type QueryRole } from './types.js';
 
 export const EMBEDDED = 'embedded';
@@ -53,13 +54,19 @@ export class QueryEngines {
   /** Lets the engines resource answer for named engines. */
   setLookup(lookup: EngineLookup): void { this.lookup = lookup; }
 
+  /** Lets the embedded engine read and write the catalog's tables (made on first use). */
+  setLakehouse(make: () => Lakehouse): void { this.makeLakehouse = make; }
+  private makeLakehouse: (() => Lakehouse) | undefined;
+  private lakehouseInstance: Lakehouse | undefined;
+  private lakehouse = (): Lakehouse | undefined => (this.lakehouseInstance ??= this.makeLakehouse?.());
+
   embedded(): EmbeddedEngine {
     if (this.embeddedDisabled) throw new QueryFailure('disabled', this.embeddedDisabled);
     const c = this.config;
     return (this.embeddedEngine ??= new EmbeddedEngine({
       dataDir: c.engines.embedded_data_dir, memoryLimit: c.engines.embedded_memory_limit, threads: c.engines.embedded_threads,
       maxDatabases: c.engines.embedded_max_databases, concurrency: embeddedConcurrency(c, this.env).slots,
-    }, this.log));
+    }, this.log, this.lakehouse));
   }
 
   async driver(workspaceId: string, engine: string): Promise<EngineDriver> {
@@ -69,7 +76,10 @@ export class QueryEngines {
     return d;
   }
 
-  async close(): Promise<void> { await this.embeddedEngine?.close(); }
+  async close(): Promise<void> {
+    await this.embeddedEngine?.close();
+    await this.lakehouseInstance?.close();
+  }
 }
 
 /** Threads of libuv's pool never given to DuckDB: sign-in (argon2), token signing, files and DNS use them. */

@@ -18,6 +18,7 @@ const embedded = {
   embedded_data_dir: str('', 'directory of the embedded databases (one file per workspace); empty keeps them in memory, lost on restart or eviction'),
   embedded_memory_limit: strRule('1GB', 'DuckDB memory_limit of each workspace database', (v) => /^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(v), 'must be a size such as 512MB or 1GB'),
   embedded_threads: atLeast(1, 2, 'DuckDB threads of each workspace database'),
+  embedded_cache_bytes: atLeast(64 * 1024 * 1024, 4 * 1024 * 1024 * 1024, 'bytes of catalog table files the embedded engine keeps on local disk to read them (under embedded_data_dir/cache, else a temporary folder), least recently used out first; a query needing more at once is refused'),
   embedded_max_databases: atLeast(1, 16, 'workspace databases open at once; the least recently used idle one is closed beyond it'),
 };
 

@@ -2,8 +2,8 @@
 // the metadata JSON beside its location): the list of namespaces, tables and views for the
 // `iceberg` names DuckDB shows, one entry's metadata to plan a scan, and the warehouse root the
 // workspace owns. Parsed metadata is kept by metadata location (a location is written once),
-// bounded in bytes. Object locations are turned into keys only inside the workspace's own
-// warehouse root, by svc's records (never by a location a metadata file names).
+// bounded in bytes. Which objects the workspace may read is the storage rule's decision
+// (src/storage), from svc's records, never from a location a metadata file names.
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { parseJson } from '../../catalog/json.js';
@@ -22,27 +22,23 @@ export class LakehouseCatalog {
   private readonly parsed = new TtlCache<string, Json>(10_000, 10 * 60_000, Date.now, { max: METADATA_CACHE_BYTES, sizeOf: (k, v) => 3 * ((v as { __bytes?: number }).__bytes ?? k.length) });
   private readonly slugs = new TtlCache<string, string | null>(10_000, 5_000);
 
-  constructor(private readonly db: Db, private readonly warehouse: string, private readonly bucket: string) {}
+  constructor(private readonly db: Db, private readonly bucket: string) {}
 
-  /** `s3://bucket/<slug>`: where the workspace's tables live (src/catalog/warehouse.ts). */
-  async root(workspaceId: string): Promise<string> {
+  /** The workspace as the storage rule knows it (its slug keys the warehouse). */
+  async tenant(workspaceId: string): Promise<{ id: string; slug: string }> {
     let slug = this.slugs.get(workspaceId);
     if (slug === undefined) {
       slug = (await this.db.selectFrom('workspaces').select('slug').where('id', '=', workspaceId).executeTakeFirst())?.slug ?? null;
       this.slugs.set(workspaceId, slug);
     }
     if (!slug) throw new QueryFailure('not_found', 'the workspace does not exist');
-    return `${this.warehouse.replace(/\/+$/, '')}/${slug}`;
+    return { id: workspaceId, slug };
   }
 
-  /** The object key of a location inside the workspace's warehouse root; a refusal otherwise. */
-  async keyOf(workspaceId: string, location: string): Promise<string> {
-    const root = await this.root(workspaceId);
-    const loc = location.replace(/^s3a:\/\//, 's3://');
-    const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(loc);
-    if (!m || m[1] !== this.bucket || !loc.startsWith(`${root}/`) || loc.split('/').includes('..')) {
-      throw new QueryFailure('refused', `a file of the table lies outside the workspace's warehouse ${root}/: ${location.slice(0, 300)}`);
-    }
+  /** The object key of an `s3://<bucket>/<key>` location (whether the workspace owns it is the storage rule's decision). */
+  keyOf(location: string): string {
+    const m = /^s3a?:\/\/([^/]+)\/(.+)$/.exec(location);
+    if (!m || m[1] !== this.bucket) throw new QueryFailure('refused', `a file of the table is not in the bucket ${this.bucket}: ${location.slice(0, 300)}`);
     return m[2]!;
   }
 

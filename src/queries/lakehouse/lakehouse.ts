@@ -3,9 +3,14 @@
 // the catalog's records (lakehouse/catalog.ts), the `iceberg` stubs DuckDB shows (stubs.ts), the
 // file cache each workspace's database reads (file-cache.ts) and the decoded manifests planning
 // reads (bounded in bytes, shared: a manifest location names the same bytes for ever).
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Logger } from 'pino';
+import type { Config } from '../../config/index.js';
 import type { Db } from '../../db/index.js';
-import type { ObjectStore } from '../../storage/object-store.js';
+import type { Storage } from '../../storage/tenant-store.js';
+import { StorageRefused } from '../../storage/ownership.js';
 import { ManifestCache, manifestIO, type ManifestIO } from '../../iceberg/cache.js';
 import { QueryFailure } from '../types.js';
 import { LakehouseCatalog } from './catalog.js';
@@ -19,14 +24,31 @@ const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
 
 export interface LakehouseOptions {
   db: Db;
-  store: ObjectStore;
-  /** catalog.warehouse */
-  warehouse: string;
+  /** The bucket through the storage rule: a workspace reads only what it owns. */
+  storage: Storage;
   /** Folder of the file cache (one subfolder per workspace). */
   cacheDir: string;
   /** engines.embedded_cache_bytes */
   cacheBytes: number;
+  /** The cache folder goes with the process (no embedded_data_dir). */
+  temporary: boolean;
   log: Logger;
+}
+
+/** A storage refusal as the query's: the statement reads no object its workspace does not own. */
+async function owned<T>(f: () => Promise<T>): Promise<T> {
+  try { return await f(); } catch (err) {
+    if (err instanceof StorageRefused) throw new QueryFailure('refused', err.message);
+    throw err;
+  }
+}
+
+/** Where the file cache lives and how large it may grow, from the configuration. */
+export function lakehouseCache(config: Config): { cacheDir: string; cacheBytes: number; temporary: boolean } {
+  const dir = config.engines.embedded_data_dir;
+  return dir
+    ? { cacheDir: path.join(dir, 'cache'), cacheBytes: config.engines.embedded_cache_bytes, temporary: false }
+    : { cacheDir: path.join(tmpdir(), `svc-cache-${process.pid}-${randomUUID().slice(0, 8)}`), cacheBytes: config.engines.embedded_cache_bytes, temporary: true };
 }
 
 export class Lakehouse {
@@ -36,29 +58,37 @@ export class Lakehouse {
   private readonly manifestCache = new ManifestCache(MANIFEST_CACHE_BYTES);
 
   constructor(private readonly o: LakehouseOptions) {
-    this.catalog = new LakehouseCatalog(o.db, o.warehouse, o.store.bucket);
+    this.catalog = new LakehouseCatalog(o.db, o.storage.layout.bucket);
     this.stubs = new Stubs(this.catalog);
     this.files = new FileCache(o.cacheDir, o.cacheBytes, (location, workspaceId) => this.open(workspaceId, location), o.log);
   }
 
-  /** What planning reads for a workspace: only objects inside its warehouse root. */
+  /** What planning reads for a workspace: only objects the workspace owns. */
   manifests(workspaceId: string): ManifestIO {
     return manifestIO(async (location) => {
-      const key = await this.catalog.keyOf(workspaceId, location);
-      const head = await this.o.store.head(key);
+      const store = await this.store(workspaceId);
+      const key = this.catalog.keyOf(location);
+      const head = await owned(() => store.head(key));
       if (!head) throw new QueryFailure('failed', `a metadata file of the table is missing from the object store: ${location}`);
       if (head.size > MAX_MANIFEST_BYTES) throw new QueryFailure('refused', `a manifest of ${head.size} bytes is larger than ${MAX_MANIFEST_BYTES}`);
-      const bytes = await this.o.store.get(key);
+      const bytes = await owned(() => store.get(key));
       if (!bytes) throw new QueryFailure('failed', `a metadata file of the table is missing from the object store: ${location}`);
       return bytes;
     }, this.manifestCache);
   }
 
+  private async store(workspaceId: string) {
+    return this.o.storage.of({ tenant: await this.catalog.tenant(workspaceId) });
+  }
+
   private async open(workspaceId: string, location: string) {
-    const key = await this.catalog.keyOf(workspaceId, location);
-    const obj = await this.o.store.getStream(key);
+    const store = await this.store(workspaceId);
+    const obj = await owned(() => store.getStream(this.catalog.keyOf(location)));
     return obj ? { body: obj.body, size: obj.size } : null;
   }
 
-  async close(): Promise<void> { this.manifestCache.clear(); }
+  async close(): Promise<void> {
+    this.manifestCache.clear();
+    if (this.o.temporary) await this.files.clear();
+  }
 }

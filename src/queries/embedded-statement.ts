@@ -1,0 +1,124 @@
+// From the text a person sent to the SQL DuckDB runs, on the embedded engine (docs/engines.md
+// "Statements" and "The lakehouse"): Trino's time-travel words become DuckDB's, the statement is
+// read from DuckDB's parse trees and allowed by the role, names are checked to stay inside the
+// workspace's own database or its catalog (`iceberg`), the `iceberg` stubs are brought up to the
+// catalog when the statement names it or reads metadata, and every catalog table it reads is
+// rewritten on the tree into a scan of the table's files. What runs is printed from the trees.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { QueryFailure, type EngineRun } from './types.js';
+import { duckdbParser, walk, type Node, type SqlParser } from './sql/parser.js';
+import { explained, readStatement, render, SqlSyntaxError, StatementRefusal, type QName, type Statement } from './sql/statement.js';
+import { authorize, type Authorized } from './sql/authorize.js';
+import { trinoTimeTravel } from './sql/time-travel.js';
+import type { Lakehouse } from './lakehouse/lakehouse.js';
+import { CATALOG } from './lakehouse/names.js';
+import { readCatalogTables } from './lakehouse/rewrite.js';
+import type { Db } from './embedded-db.js';
+
+export interface PreparedStatement {
+  sql: string;
+  auth: Authorized;
+  statement: Statement;
+  parser: SqlParser;
+  /** Lets go of the table files the statement reads (after it ran). */
+  release: () => void;
+}
+
+const METADATA_FUNCTIONS = new Set(['duckdb_tables', 'duckdb_columns', 'duckdb_schemas', 'duckdb_views', 'duckdb_constraints', 'duckdb_dependencies', 'pragma_table_info', 'pragma_show', 'summary']);
+
+export async function prepareStatement(conn: DuckDBConnection, db: Db, q: EngineRun, lh: Lakehouse | undefined): Promise<PreparedStatement> {
+  const parser = duckdbParser(async (sql, arg) => String((await conn.runAndReadAll(sql, [arg])).getRows()[0]![0]));
+  try {
+    const statement = await readStatement(trinoTimeTravel(q.sql), parser);
+    const auth = authorize(statement, q.role);
+    for (const t of auth.writes) checkName(t, db.name, 'write');
+    for (const t of auth.reads) checkName(t, db.name, 'read');
+    const trees = treesOf(statement);
+    const catalogRead = auth.reads.some((t) => t.catalog === CATALOG);
+    if (catalogRead || readsMetadata(trees)) {
+      if (!lh) {
+        if (catalogRead) throw new QueryFailure('refused', 'catalog tables (iceberg.<namespace>.<table>) need the catalog: catalog.enabled is false');
+      } else {
+        await lh.stubs.sync(db.instance, conn, q.workspaceId);
+      }
+    }
+    if (!catalogRead || !lh) return { sql: render(statement), auth, statement, parser, release: () => undefined };
+    const inner = explained(statement);
+    if (inner.kind === 'create_view') throw new QueryFailure('refused', 'a view of the workspace\'s database cannot read catalog tables: create the view in the catalog');
+    if (inner.kind === 'update' || inner.kind === 'delete') throw new QueryFailure('refused', `${inner.kind.toUpperCase()} of the workspace's database cannot read catalog tables: use INSERT ... SELECT`);
+    const read = await readCatalogTables(lh, {
+      workspaceId: q.workspaceId, parser, signal: q.signal,
+      evaluate: (expr, as) => evaluate(conn, parser, expr, as),
+    }, trees);
+    try {
+      const printed = new Map<Node, string>();
+      for (const t of trees) printed.set(t, await parser.print(t));
+      return { sql: render(statement, (p) => printed.get(p.tree) ?? p.text), auth, statement, parser, release: read.release };
+    } catch (err) {
+      read.release();
+      throw err;
+    }
+  } catch (err) {
+    if (err instanceof StatementRefusal) throw new QueryFailure('refused', err.message);
+    if (err instanceof SqlSyntaxError) throw new QueryFailure('failed', err.message.replace(/\s*\n\s*/g, ' ').slice(0, 2000));
+    throw err;
+  }
+}
+
+/** The parse trees whose table references read data (a part's tree; UPDATE and DELETE run their own text). */
+function treesOf(s: Statement): Node[] {
+  const inner = explained(s);
+  switch (inner.kind) {
+    case 'select': return [inner.tree];
+    case 'insert': case 'create_table_as': case 'create_view': return [inner.query.tree];
+    case 'update': case 'delete': return [inner.check];
+    default: return [];
+  }
+}
+
+function readsMetadata(trees: Node[]): boolean {
+  let found = false;
+  walk(trees, (n) => {
+    if (found) return;
+    if (n.type === 'SHOW_REF') found = true;
+    else if (n.type === 'BASE_TABLE' && (n.schema_name === 'information_schema' || n.schema_name === 'pg_catalog' || n.catalog_name === 'system')) found = true;
+    else if (n.type === 'TABLE_FUNCTION' && METADATA_FUNCTIONS.has(String((n.function as Node)?.function_name ?? '').toLowerCase())) found = true;
+  });
+  return found;
+}
+
+/** A name reads and changes only the workspace's own database, or reads its catalog (`iceberg.<namespace>.<table>`). */
+function checkName(t: QName, own: string, how: 'read' | 'write'): void {
+  // DuckDB reads `a.b` as schema a, or else as catalog a: `temp.t` is a temporary table.
+  const catalog = t.catalog ?? (t.schema !== undefined && OTHER_CATALOGS.has(t.schema) ? t.schema : undefined);
+  if (catalog === undefined || catalog === own) return;
+  // Reading DuckDB's own catalogs (information_schema, pg_catalog, duckdb_*) is reading metadata.
+  if (how === 'read' && (catalog === 'system' || catalog === 'temp')) return;
+  if (catalog === CATALOG) {
+    if (t.catalog === undefined) throw new QueryFailure('refused', `name catalog tables iceberg.<namespace>.<table>: "${t.schema}.${t.name}" names no namespace`);
+    if (how === 'read') return;
+    throw new QueryFailure('refused', 'writing catalog tables from SQL is not available on this engine yet');
+  }
+  throw new QueryFailure('refused', `the embedded engine reads and changes only the workspace's own database, not "${catalog}"`);
+}
+const OTHER_CATALOGS = new Set(['temp', 'system', CATALOG]);
+
+/** A constant expression's value, as a snapshot id or as epoch milliseconds, run on the connection. */
+async function evaluate(conn: DuckDBConnection, parser: SqlParser, expr: Node, as: 'bigint' | 'epoch_ms'): Promise<string> {
+  const template = await parser.parse(as === 'bigint' ? 'SELECT CAST(NULL AS BIGINT)' : 'SELECT epoch_ms(CAST(NULL AS TIMESTAMP WITH TIME ZONE))');
+  if (!template.ok) throw new Error('the time-travel template did not parse');
+  const stmt = template.statements[0]!;
+  let slot: Node | undefined;
+  walk(stmt, (n) => { if (n.class === 'CONSTANT' && (n.value as Node)?.is_null === true) slot = n; });
+  for (const k of Object.keys(slot!)) delete slot![k];
+  Object.assign(slot!, expr);
+  try {
+    const rows = (await conn.runAndReadAll(await parser.print(stmt))).getRows();
+    const v = rows[0]?.[0];
+    if (v === null || v === undefined) throw new QueryFailure('failed', 'the point of time travel is NULL');
+    return String(v);
+  } catch (err) {
+    if (err instanceof QueryFailure) throw err;
+    throw new QueryFailure('failed', `the point of time travel: ${(err as Error).message.replace(/\s*\n\s*/g, ' ').slice(0, 500)}`);
+  }
+}
