@@ -41,6 +41,19 @@ export async function main(argv: string[]): Promise<void> {
     });
   workspace.action(() => { workspace.help({ error: true }); });
 
+  const catalog = program.command('catalog').description('the embedded Iceberg catalog');
+  catalog.command('import')
+    .description('copy a table written elsewhere (a local copy of its folder) into a workspace\'s warehouse, rewriting its paths, and register it')
+    .argument('<folder>', 'the table\'s folder (metadata/ and the data files under it)')
+    .requiredOption('--workspace <slug>', 'workspace slug')
+    .requiredOption('--namespace <ns>', 'namespace; levels joined by dots (a.b)')
+    .requiredOption('--table <name>', 'the new table\'s name')
+    .option('--metadata <file>', 'the metadata JSON to import (default: version-hint.text, else the newest)')
+    .action(async (folder: string, opts: { workspace: string; namespace: string; table: string; metadata?: string }) => {
+      await (await import('./catalog.js')).importCommand(folder, opts);
+    });
+  catalog.action(() => { catalog.help({ error: true }); });
+
   registerMachineCommands(program);
 
   program.command('renderer')

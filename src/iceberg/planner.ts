@@ -47,6 +47,8 @@ export interface FileScanTask {
   deletes: number[];
   /** what the reader must still check for this file's rows (true: nothing) */
   residual: Expr;
+  /** where the entry sits: `dataManifests[manifest]`, entry `entry` (to resume a plan task) */
+  position: { manifest: number; entry: number };
 }
 
 export interface Prepared {
@@ -227,7 +229,7 @@ export async function planFiles(p: Prepared, io: ManifestIO, opts: { slices?: Ma
         if (at === undefined) { at = deleteFiles.length; used.set(d, at); deleteFiles.push(index.refs[d]); }
         return at;
       });
-      tasks.push({ file: e.file, spec, dataSequenceNumber: seq, fileSequenceNumber: fileSequenceNumber(e, m), ...(firstRowId !== undefined ? { firstRowId } : {}), deletes, residual: r });
+      tasks.push({ file: e.file, spec, dataSequenceNumber: seq, fileSequenceNumber: fileSequenceNumber(e, m), ...(firstRowId !== undefined ? { firstRowId } : {}), deletes, residual: r, position: { manifest: s.index, entry: i } });
     }
   }
   return { ...p, tasks, deleteFiles, skippedFiles };

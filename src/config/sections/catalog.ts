@@ -1,5 +1,5 @@
 // The embedded table catalog and the policy service (SPEC 8 catalog, policy_service).
-import { str, bool, section } from '../builders.js';
+import { str, bool, section, count } from '../builders.js';
 
 export const catalog = section('embedded table catalog', {
   enabled: bool(false, 'run the catalog in the server process; needs warehouse, auth_token and the storage credentials'),
@@ -12,6 +12,14 @@ export const catalog = section('embedded table catalog', {
   system_user: str(
     'svc-system',
     'stable in-process principal; changing it creates a different system administrator',
+  ),
+  manifest_cache_bytes: count(
+    64 * 1024 * 1024,
+    'bytes of decoded Iceberg manifests and manifest lists each replica keeps for scan planning (least recently used out first; 0 keeps none)',
+  ),
+  plan_wait_ms: count(
+    2000,
+    'how long planTableScan plans before answering `submitted` with a plan id (planning goes on; fetchPlanningResult gives the result); 0 answers every plan asynchronously',
   ),
 });
 
