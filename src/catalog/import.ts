@@ -204,7 +204,7 @@ export async function importTable(s: Services, wh: Warehouse, caller: CatalogCal
       try { props[k] = im.map(props[k]); } catch { delete props[k]; }
     }
     const metadataLocation = nextMetadataLocation(im.to, null);
-    await writeMetadata(s, metadataLocation, stringifyJson(metadata));
+    await writeMetadata(s, wh, metadataLocation, stringifyJson(metadata));
     const created = await registerTable(s, wh, caller, namespace, { name, 'metadata-location': metadataLocation });
     return { metadataLocation: created.location ?? metadataLocation, location: im.to, files: im.files + 1, bytes: im.bytes };
   } catch (err) {
