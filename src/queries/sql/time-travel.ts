@@ -23,11 +23,26 @@ export function trinoTimeTravel(sql: string): string {
     if (unit?.kind !== 'word' || (unit.value !== 'version' && unit.value !== 'timestamp')) continue;
     const end = expressionEnd(toks, i + 4);
     if (end < 0) continue;
-    out += `${sql.slice(last, t.start)}AT (${unit.value.toUpperCase()} => ${sql.slice(toks[i + 4]!.start, toks[end]!.end)})`;
-    last = toks[end]!.end;
-    i = end;
+    // Trino writes the alias after the clause (`t FOR VERSION AS OF 3 AS x`), DuckDB before it.
+    const aliasEnd = aliasAfter(toks, end + 1);
+    const alias = aliasEnd < 0 ? '' : `${sql.slice(toks[end + 1]!.start, toks[aliasEnd]!.end)} `;
+    out += `${sql.slice(last, t.start)}${alias}AT (${unit.value.toUpperCase()} => ${sql.slice(toks[i + 4]!.start, toks[end]!.end)})`;
+    last = toks[aliasEnd < 0 ? end : aliasEnd]!.end;
+    i = aliasEnd < 0 ? end : aliasEnd;
   }
   return out + sql.slice(last);
+}
+
+const NOT_ALIAS = new Set(['where', 'join', 'left', 'right', 'inner', 'full', 'cross', 'on', 'using', 'group', 'order', 'limit', 'union', 'except',
+  'intersect', 'having', 'window', 'qualify', 'natural', 'positional', 'asof', 'anti', 'semi', 'offset', 'fetch', 'tablesample', 'using', 'lateral']);
+
+/** Index of the last token of an alias (`[AS] name [(columns)]`) starting at `i`, or -1. */
+function aliasAfter(toks: Token[], i: number): number {
+  let j = i;
+  if (toks[j]?.kind === 'word' && toks[j]!.value === 'as') j++;
+  const name = toks[j];
+  if (!name || (name.kind !== 'word' && name.kind !== 'quoted') || (name.kind === 'word' && j === i && NOT_ALIAS.has(name.value))) return -1;
+  return toks[j + 1]?.text === '(' ? closing(toks, j + 1) : j;
 }
 
 /** Index of the last token of the point in time starting at `i`, or -1. */
