@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Services } from '../services.js';
-import type { Actor } from '../access/actor.js';
+import { auditActor, type Actor } from '../access/actor.js';
+import type { Db } from '../db/index.js';
+import { recordGovernance } from '../audit/governance.js';
 import type { AutomationKind, AutomationRow } from '../db/automation-types.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { parseCron } from '../workflows/trigger-validation.js';
@@ -101,7 +103,12 @@ function nextFire(cronExpr: string, timezone: string, now: Date): Date | null {
   return typeof c === 'string' ? null : c.nextRun(now);
 }
 
-export async function createAutomation(services: Services, actor: Actor, workspaceId: string, input: AutomationInput): Promise<{ row: AutomationRow; signingSecret: string }> {
+/** The governance record of an alert or report change (issue 28: creating one was not audited). */
+async function recordChange(tx: Db, actor: Actor, slug: string | undefined, what: 'create' | 'update' | 'delete', row: { kind: string; name: string; id: string }): Promise<void> {
+  if (slug) await recordGovernance(tx, { action: `${row.kind}.${what}`, ...auditActor(actor), target: `${row.kind}:${row.name}`, workspace: slug, details: { id: row.id } });
+}
+
+export async function createAutomation(services: Services, actor: Actor, workspaceId: string, input: AutomationInput, slug?: string): Promise<{ row: AutomationRow; signingSecret: string }> {
   requireSealer(services);
   await validate(services, input);
   const id = randomUUID();
@@ -109,7 +116,8 @@ export async function createAutomation(services: Services, actor: Actor, workspa
   const tz = input.timezone ?? 'UTC';
   const now = services.clock.now();
   try {
-    const row = await services.db.insertInto('automations').values({
+    const row = await services.db.transaction().execute(async (tx) => {
+      const r = await tx.insertInto('automations').values({
       id, workspace_id: workspaceId, kind: input.kind, name: input.name, description: input.description ?? '',
       engine: input.engine, sql: input.sql ?? '',
       spec: JSON.stringify(input.kind === 'alert' ? input.condition : input.content),
@@ -119,7 +127,10 @@ export async function createAutomation(services: Services, actor: Actor, workspa
       enabled: input.enabled ?? true, state_since: now,
       next_fire_at: (input.enabled ?? true) ? nextFire(input.cron, tz, now) : null,
       created_by: actor.id, created_at: now, updated_at: now,
-    }).returningAll().executeTakeFirstOrThrow();
+      }).returningAll().executeTakeFirstOrThrow();
+      await recordChange(tx, actor, slug, 'create', r);
+      return r;
+    });
     return { row, signingSecret: secret };
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`${input.kind} already exists: ${input.name}`);
@@ -143,7 +154,7 @@ export function listAutomations(services: Services, workspaceId: string, kind: A
  * Replaces an alert or report. Recipients may be left out to keep the stored ones (their URLs are
  * never answered, so a client cannot send them back). A changed schedule starts from now.
  */
-export async function updateAutomation(services: Services, existing: AutomationRow, input: AutomationUpdate): Promise<AutomationRow> {
+export async function updateAutomation(services: Services, existing: AutomationRow, input: AutomationUpdate, audit?: { actor: Actor; workspace: string }): Promise<AutomationRow> {
   requireSealer(services);
   await validate(services, { ...input, recipients: input.recipients ?? [] } as AutomationInput);
   const tz = input.timezone ?? 'UTC';
@@ -151,22 +162,29 @@ export async function updateAutomation(services: Services, existing: AutomationR
   const now = services.clock.now();
   const scheduleChanged = existing.cron !== input.cron || existing.timezone !== tz || existing.enabled !== enabled;
   try {
-    return await services.db.updateTable('automations').set({
+    return await services.db.transaction().execute(async (tx) => {
+      const r = await tx.updateTable('automations').set({
       name: input.name, description: input.description ?? '', engine: input.engine, sql: input.sql ?? '',
       spec: JSON.stringify(input.kind === 'alert' ? input.condition : input.content),
       cron: input.cron, timezone: tz, grace_secs: input.grace_secs ?? 3600, enabled,
       ...(input.recipients ? { recipients: JSON.stringify(sealRecipients(services, existing.id, input.recipients)) } : {}),
       ...(scheduleChanged ? { next_fire_at: enabled ? nextFire(input.cron, tz, now) : null, last_fired_at: null } : {}),
       updated_at: now,
-    }).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
+      }).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
+      if (audit) await recordChange(tx, audit.actor, audit.workspace, 'update', r);
+      return r;
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`${input.kind} already exists: ${input.name}`);
     throw err;
   }
 }
 
-export async function deleteAutomation(services: Services, row: AutomationRow): Promise<void> {
-  await services.db.deleteFrom('automations').where('id', '=', row.id).execute();
+export async function deleteAutomation(services: Services, row: AutomationRow, audit?: { actor: Actor; workspace: string }): Promise<void> {
+  await services.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('automations').where('id', '=', row.id).execute();
+    if (audit) await recordChange(tx, audit.actor, audit.workspace, 'delete', row);
+  });
 }
 
 /** A new signing secret (the old one stops verifying at once); answered once. */
