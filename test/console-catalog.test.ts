@@ -120,7 +120,7 @@ test('Catalog: namespace tree, tables and views, a table page with its query lin
   await page.getByRole('button', { name: 'Query in the SQL console' }).click();
   await page.getByRole('heading', { name: 'SQL console' }).waitFor();
   await page.locator('#sql-source').waitFor();
-  assert.equal((await page.locator('#sql-source').innerText()).trim(), 'SELECT * FROM web.events LIMIT 100');
+  assert.equal((await page.locator('#sql-source').innerText()).trim(), 'SELECT * FROM iceberg.web.events LIMIT 100');
   assert.equal(await page.locator('#query-state').innerText(), 'No query run yet.', 'nothing ran');
 
   // The view page: its SQL and schema.
