@@ -94,7 +94,7 @@ test('Data API: publish, a refusal, edit into version 2, the access log, delete;
   const v = await browser.newPage();
   await signIn(v.page, svc.base, VIEWER, '#/w/default/data-api');
   await v.page.locator('#endpoints-table tr[data-endpoint="answer"]').waitFor();
-  assert.deepEqual(await v.page.locator('#endpoints-table').getByRole('button').allInnerTexts(), ['Open'], 'a viewer opens and tries, nothing else');
+  assert.deepEqual(await v.page.locator('#endpoints-table button').evaluateAll((b) => b.map((x) => x.getAttribute('aria-label'))), ['Copy the URL of answer', 'Open answer'], 'a viewer copies, opens and tries, nothing else');
   assert.equal(await v.page.getByRole('heading', { name: 'Publish an endpoint' }).count(), 0);
   assert.equal(await v.page.getByRole('heading', { name: 'Access log' }).count(), 0);
   await browser.screenshot(v.page, 'data-api-02-viewer');

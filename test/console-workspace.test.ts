@@ -170,12 +170,6 @@ test('namespace files: upload into a folder, browse, edit as text, delete', asyn
   await signIn(page, svc.base);
   await page.getByRole('navigation', { name: 'Workspace default' }).getByRole('link', { name: 'Files' }).click();
   await page.getByRole('heading', { name: 'Namespace files' }).waitFor();
-  // The picker offers the namespaces of the workspace's flows (and their parents).
-  await page.getByLabel('Namespaces of flows').locator('option[value="team.triggers"]').waitFor({ state: 'attached' });
-  const picked = await page.getByLabel('Namespaces of flows').locator('option').allInnerTexts();
-  assert.ok(picked.includes('team') && picked.includes('team.triggers'), picked.join(', '));
-  await page.getByLabel('Namespaces of flows').selectOption('team.triggers');
-  await page.waitForURL(/files\?namespace=team\.triggers$/);
   // Counts the upload forms the screen shows (see the end of this block).
   await page.evaluate(`(() => {
     const seen = window.uploadInputs = [];
@@ -227,6 +221,12 @@ test('namespace files: upload into a folder, browse, edit as text, delete', asyn
   await page.getByRole('button', { name: 'Delete file' }).click();
   await page.getByRole('status').filter({ hasText: 'Deleted conf/app.yaml.' }).waitFor();
   await page.locator('#no-files').waitFor();
+  // The picker offers the namespaces of the workspace's flows (and their parents).
+  await page.getByLabel('Namespaces of flows').locator('option', { hasText: /^team\.triggers$/ }).waitFor({ state: 'attached' });
+  const picked = await page.getByLabel('Namespaces of flows').locator('option').allInnerTexts();
+  assert.ok(picked.includes('team') && picked.includes('team.triggers'), picked.join(', '));
+  await page.getByLabel('Namespaces of flows').selectOption('team.triggers');
+  await page.waitForURL(/files\?namespace=team\.triggers$/);
   assert.deepEqual(errors, [], 'no console errors (CSP violations, exceptions)');
 });
 

@@ -1,6 +1,7 @@
 // Copy buttons beside ids and URLs: the text goes to the clipboard and the outcome is announced
 // in the page's status region; where the clipboard is refused, the person is told to select it.
 import { say } from '../lib/messages';
+import '../styles/screens.css';
 
 export function copyText(text: string, what: string): void {
   const done = () => say(`Copied ${what}.`);

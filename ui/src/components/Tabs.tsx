@@ -2,6 +2,7 @@
 // them, the chosen one is the only one in the tab order) and the chosen panel, labelled by its
 // tab. The parent keeps which tab is shown (in the URL where a tab is worth a link).
 import type { ComponentChildren } from 'preact';
+import '../styles/screens.css';
 
 export interface TabDef { id: string; label: ComponentChildren }
 

@@ -30,7 +30,7 @@ export const highlight = HighlightStyle.define([
 export const editorTheme = EditorView.theme({
   '&': { fontSize: '0.9rem', border: '1px solid var(--pico-form-element-border-color)', borderRadius: 'var(--pico-border-radius)', backgroundColor: 'var(--pico-form-element-background-color)', color: 'var(--pico-color)' },
   '.cm-content': { fontFamily: 'var(--pico-font-family-monospace, monospace)', caretColor: 'var(--pico-color)' },
-  '.cm-gutters': { backgroundColor: 'var(--pico-card-sectioning-background-color)', color: 'var(--pico-muted-color)', border: 'none' },
+  '.cm-gutters': { backgroundColor: 'var(--pico-card-sectioning-background-color)', color: 'var(--svc-code-gutter)', border: 'none' },
   '.cm-activeLine, .cm-activeLineGutter': { backgroundColor: 'var(--svc-code-active-line)' },
   '.cm-gutters .cm-activeLineGutter': { color: 'var(--pico-color)' },
   '.cm-tooltip': { backgroundColor: 'var(--pico-card-background-color)', color: 'var(--pico-color)', border: '1px solid var(--pico-muted-border-color)' },

@@ -4,6 +4,7 @@
 // and the screens without charts never carry it.
 import { lazy } from '../../lib/lazy';
 import type { ChartData } from './types';
+import '../../styles/screens.css';
 
 const ChartCanvas = lazy<{ data: ChartData; height?: number }>(() => import('./ChartCanvas').then((m) => m.ChartCanvas), 'Loading the chart…');
 

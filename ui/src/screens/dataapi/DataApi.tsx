@@ -17,6 +17,7 @@ import { DataApiClient } from './DataApiClient';
 import { EndpointTry } from './EndpointTry';
 import { SqlEditor } from '../../editor/lazy';
 import { CopyButton } from '../../components/Copy';
+import '../../styles/screens.css';
 
 type Endpoint = Body<'/api/workspaces/{ws}/data-api/endpoints', 'get'>['endpoints'][number];
 const EMPTY = { name: '', engine: 'embedded', sql: '', params: '[]', description: '' };
@@ -71,7 +72,7 @@ export function DataApi({ ws }: { ws: string }) {
               <td>{e.columns?.map((c) => `${c.name} ${c.type}`).join(', ') ?? '—'}</td>
               <td><span class="url-line"><code>{e.url}</code><CopyButton text={e.url} what="endpoint URL" label={`Copy the URL of ${e.name}`} /></span></td>
               <td class="actions">
-                <Button class="small" aria-expanded={open === e.name ? 'true' : 'false'} aria-controls="endpoint-detail" aria-label={`Open ${e.name}`} onClick={() => setOpen(open === e.name ? null : e.name)}>{open === e.name ? 'Close' : 'Open'}</Button>
+                <Button class="small" aria-expanded={open === e.name ? 'true' : 'false'} aria-controls="endpoint-detail" aria-label={`${open === e.name ? 'Close' : 'Open'} ${e.name}`} onClick={() => setOpen(open === e.name ? null : e.name)}>{open === e.name ? 'Close' : 'Open'}</Button>
                 {editor ? <>
                 <Button class="secondary small" aria-label={`Edit ${e.name}`} onClick={() => edit(e)}>Edit</Button>
                 <Button class="secondary outline small" busy={busy} aria-label={`Delete ${e.name}`} onClick={() => remove(e)}>Delete</Button>

@@ -25,6 +25,8 @@ export function ExecutionList({ ws, query }: { ws: string; query: URLSearchParam
   const applied = { namespace: query.get('namespace') ?? '', flowId: query.get('flowId') ?? '', state, range, q: query.get('q') ?? '' };
   const cursor = query.get('cursor') ?? '';
   const [form, setForm] = useState(applied);
+  // A link to other filters (the home page's tiles, Back) keeps this screen: the form follows the URL.
+  useEffect(() => setForm(applied), [query.toString()]);
   // The time range is fixed when the list is asked (a page of "last hour" does not slide while read).
   const list = useLoad(async () => ok(api.GET('/workflows/v1/{ws}/executions', {
     params: { path: { ws }, query: {

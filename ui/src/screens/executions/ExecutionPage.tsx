@@ -21,6 +21,7 @@ import { Gantt } from './Gantt';
 import { Logs } from './Logs';
 import { depthOf, runName, taskStates, treeOrder } from './runs';
 import { StateTag, TERMINAL, duration } from './states';
+import '../../styles/screens.css';
 
 const TABS = [{ id: 'gantt', label: 'Gantt' }, { id: 'logs', label: 'Logs' }, { id: 'topology', label: 'Topology' }, { id: 'outputs', label: 'Outputs' }, { id: 'files', label: 'Files' }];
 

@@ -6,7 +6,7 @@ import { may } from '../../lib/access';
 import { href, replaceQuery } from '../../lib/router';
 import { useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { Time } from '../../lib/time';
 import { StateTag } from '../executions/states';
 
@@ -14,6 +14,7 @@ export function FlowList({ ws, query }: { ws: string; query: URLSearchParams }) 
   const { me } = useSession();
   const [namespace, setNamespace] = useState(query.get('namespace') ?? '');
   const [q, setQ] = useState(query.get('q') ?? '');
+  useEffect(() => { setNamespace(query.get('namespace') ?? ''); setQ(query.get('q') ?? ''); }, [query.toString()]);
   const applied = query.get('namespace') ?? '';
   const flows = useLoad(async () => (await ok(api.GET('/workflows/v1/{ws}/flows', {
     params: { path: { ws }, query: { namespace: applied || undefined, limit: 500, offset: 0 } },

@@ -17,6 +17,7 @@ import { reportTo, useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
 import { Topology } from './Topology';
 import { RunForm } from './RunForm';
+import '../../styles/screens.css';
 
 const STARTER = `id: hello
 namespace: company.team

@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { parseFlow, type TaskNode } from './flowSource';
 import { StateTag } from '../executions/states';
+import '../../styles/screens.css';
 
 export type TaskStates = Map<string, { state: string; runs: number }>;
 

@@ -13,6 +13,7 @@ import { useSession } from '../../lib/session';
 import { span, Time } from '../../lib/time';
 import { useLoad } from '../../lib/useLoad';
 import { StateTag } from '../executions/states';
+import '../../styles/screens.css';
 
 const RANGES = { '24h': { hours: 24, bucket: 'hour' as const, label: 'Last 24 hours' }, '7d': { hours: 168, bucket: 'day' as const, label: 'Last 7 days' }, '30d': { hours: 720, bucket: 'day' as const, label: 'Last 30 days' } };
 type Range = keyof typeof RANGES;

@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { Table, when } from '../../components/ui';
+import { CopyButton } from '../../components/Copy';
 import { href } from '../../lib/router';
 import { useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
@@ -26,7 +27,7 @@ export function QueryHistory({ ws, tick, current }: { ws: string; tick: number; 
         <Table caption="Query history, newest first" headers={['Query', 'SQL', 'Engine', 'State', 'Rows', 'By', 'Started']} id="history-table">
           {shown.map((x) => (
             <tr key={x.id} data-query={x.id}>
-              <th scope="row"><a href={href.sql(ws, { query: x.id })} aria-current={x.id === current ? 'true' : undefined}><code>{x.id.slice(0, 8)}</code></a></th>
+              <th scope="row"><a href={href.sql(ws, { query: x.id })} aria-current={x.id === current ? 'true' : undefined}><code title={x.id}>{x.id.slice(0, 8)}</code></a><CopyButton text={x.id} what="query id" label={`Copy query id ${x.id.slice(0, 8)}`} /></th>
               <td><code class="sql-snippet">{x.sql.length > 120 ? `${x.sql.slice(0, 120)}…` : x.sql}</code></td>
               <td>{x.engine}</td>
               <td><StateTag state={x.state} /></td>

@@ -18,6 +18,7 @@ import { Elapsed, QueryResult, QueryState } from './QueryResult';
 import { ResultChart } from './ResultChart';
 import { SchemaTree } from './SchemaTree';
 import { QUERY_ENDED, type Query } from './queries';
+import '../../styles/screens.css';
 
 const POLL_MS = 500;
 const DEFAULT_SQL = 'SELECT 42 AS answer';
