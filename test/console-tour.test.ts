@@ -13,7 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { IcebergRestCatalog } from 'iceberg-js';
-import { launchBrowser, type TestBrowser } from './helpers/browser.js';
+import { launchBrowser, RESULTS_DIR, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
 import { ADMIN, signIn, startSvc, type Svc } from './helpers/console.js';
 import { call } from './helpers/console-apps.js';
@@ -34,11 +34,12 @@ before(async () => {
 });
 after(async () => { await browser?.close(); await svc?.close(); await s3?.stop(); });
 
-/** A screenshot to test-results/ (the whole page), or with SVC_UI_SHOTS=1 to docs/ui/ (the window, as a person sees it first). */
+/** The window as a person first sees it, to test-results/ui-tour-*.png, or with SVC_UI_SHOTS=1 to docs/ui/. */
 async function shoot(page: Page, name: string): Promise<void> {
-  if (process.env.SVC_UI_SHOTS !== '1') { await browser.screenshot(page, `tour-${name}`); return; }
-  await mkdir(DOCS, { recursive: true });
-  await page.screenshot({ path: `${DOCS}${name}.png` });
+  const dir = process.env.SVC_UI_SHOTS === '1' ? DOCS : RESULTS_DIR;
+  await mkdir(dir, { recursive: true });
+  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))));
+  await page.screenshot({ path: `${dir}${process.env.SVC_UI_SHOTS === '1' ? '' : 'ui-tour-'}${name}.png` });
 }
 /** Switches the theme (seriousViolations waits for the colour transitions it starts). */
 async function theme(page: Page, want: 'light' | 'dark'): Promise<void> {
@@ -144,8 +145,11 @@ test('every screen: no serious violation in both themes, screenshots, and a phon
     if (!box || box.y > 200) problems.push(`${name} (phone): the heading is ${box?.y} px down`);
     const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     if (wide !== 0) problems.push(`${name} (phone): ${wide} px wider than the window`);
-    for (const t of ['light', 'dark'] as const) { await theme(page, t); await shoot(page, `${name}-phone-${t}`); }
-    await theme(page, 'light');
+    // (the phone's pictures are for the docs: taken when they are asked for)
+    if (process.env.SVC_UI_SHOTS === '1') {
+      for (const t of ['light', 'dark'] as const) { await theme(page, t); await shoot(page, `${name}-phone-${t}`); }
+      await theme(page, 'light');
+    }
   }
   await page.goto(`${svc.base}/#/w/default/flows`);
   await page.locator('#flows-table').waitFor();
