@@ -43,7 +43,7 @@ test('Alerts: create (secret once), run now and trigger, evaluations and deliver
   await page.getByRole('heading', { name: 'New alert' }).waitFor();
   await page.getByLabel('Name').fill('big-sales');
   await page.getByLabel('SQL').fill('SELECT 1 AS n');
-  await page.getByLabel('Threshold').fill('0');
+  await page.getByLabel('Threshold', { exact: true }).fill('0');
   await page.getByLabel('Schedule (cron)').fill('0 0 1 1 *'); // yearly: only Run now evaluates it here
   await page.getByLabel(/^Recipients/).fill(hookUrl);
   assert.deepEqual(await seriousViolations(page), [], 'new alert: no serious accessibility violation');
@@ -84,7 +84,7 @@ test('Alerts: create (secret once), run now and trigger, evaluations and deliver
 
   // Edit the condition; the recipients stay as they were.
   await page.getByRole('button', { name: 'Edit' }).click();
-  await page.getByLabel('Threshold').fill('5');
+  await page.getByLabel('Threshold', { exact: true }).fill('5');
   await page.getByRole('button', { name: 'Save alert' }).click();
   await page.getByRole('status').filter({ hasText: 'Saved alert big-sales.' }).waitFor();
   await page.locator('dl.facts').getByText('rows > 5').waitFor();

@@ -111,6 +111,9 @@ test('Catalog: namespace tree, tables and views, a table page with its query lin
   assert.deepEqual(await snaps.evaluateAll((li) => li.map((x) => x.getAttribute('data-snapshot'))), ['1002', '1001']);
   assert.match(await snaps.first().innerText(), /^overwrite .*current\s+snapshot 1002 after 1001/s);
   await snaps.first().getByText('Summary').click();
+  // The chevron sits beside "Summary", not at the far right of the page (issue 28, bug 6).
+  const chevron = await snaps.first().locator('summary').evaluate((s) => ({ float: getComputedStyle(s, '::after').float, right: s.getBoundingClientRect().right }));
+  assert.equal(chevron.float, 'none');
   assert.match(await snaps.first().locator('dl').innerText(), /added-records\s+20/);
   assert.match(await page.locator('#refs').innerText(), /main\s+branch\s+1002/);
   assert.match(await page.locator('#properties').innerText(), /write\.format\.default\s+parquet/);

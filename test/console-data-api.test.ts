@@ -41,6 +41,15 @@ test('Data API: publish, a refusal, edit into version 2, the access log, delete;
   await page.getByRole('status').filter({ hasText: 'Published answer version 1.' }).waitFor();
   const row = page.locator('#endpoints-table tr[data-endpoint="answer"]');
   assert.match(await row.innerText(), /answer\s+1\s+embedded\s+n: integer/);
+  // Issue 28, bug 6: the Actions cell sits inside its row (it was a flex box outside the table's
+  // layout), and the confirmation above did not push the page down (messages float).
+  const inRow = await row.evaluate((tr) => {
+    const r = tr.getBoundingClientRect();
+    const cell = tr.querySelector('td.actions')!.getBoundingClientRect();
+    return { display: getComputedStyle(tr.querySelector('td.actions')!).display, inside: cell.top >= r.top - 1 && cell.bottom <= r.bottom + 1 };
+  });
+  assert.deepEqual(inRow, { display: 'table-cell', inside: true });
+  assert.equal(await page.locator('#messages').evaluate((m) => getComputedStyle(m).position), 'fixed');
 
   await row.getByRole('button', { name: 'Edit answer' }).click();
   await page.locator('#ep-sql').getByText('SELECT $n AS answer').waitFor();

@@ -15,6 +15,7 @@ import type { Page } from 'playwright-core';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { launchBrowser, RESULTS_DIR, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
+import { lowContrastIn } from './helpers/contrast.js';
 import { ADMIN, signIn, startSvc, type Svc } from './helpers/console.js';
 import { call } from './helpers/console-apps.js';
 import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
@@ -58,7 +59,7 @@ const flow = (id: string, tasks: string) => ({ source: `id: ${id}\nnamespace: to
 
 /** Each screen: its name, its address, and what shows once it is ready. */
 const SCREENS: Array<[string, string, string]> = [
-  ['home', '#/', '#executions-chart canvas'], ['flows', '#/w/default/flows', '#flows-table'],
+  ['home', '#/', '#executions-chart svg'], ['flows', '#/w/default/flows', '#flows-table'],
   ['flow-editor', '#/w/default/flows/tour/greet', '#flow-docs-empty, #flow-docs'], ['flow-revisions', '#/w/default/flows/tour/greet/revisions', '#revisions-table'],
   ['flow-topology', '#/w/default/flows/tour/greet/topology', '#topology'], ['executions', '#/w/default/executions', '#executions-table'],
   ['execution-gantt', '#/w/default/executions/EXEC', '#gantt'], ['execution-logs', '#/w/default/executions/EXEC?tab=logs', '#logs .log-line'],
@@ -114,7 +115,7 @@ test('every screen: no serious violation in both themes, screenshots, and a phon
 
   // Home with work: the chart, running now, the failure with its error, what needs attention.
   await page.goto(`${svc.base}/#/`);
-  await page.locator('#executions-chart canvas').first().waitFor();
+  await page.locator('#executions-chart svg rect').first().waitFor();
   await page.locator('#failures-list').getByText('the warehouse is closed').waitFor();
   await page.locator('#running-list').getByText('tour.slow').waitFor();
   await page.locator('#attention [data-attention="flow tour.broken"]').waitFor();
@@ -131,6 +132,10 @@ test('every screen: no serious violation in both themes, screenshots, and a phon
     for (const t of ['light', 'dark'] as const) {
       await theme(page, t);
       for (const v of await seriousViolations(page)) problems.push(`${name} (${t}): ${v.id} ${v.targets.slice(0, 4).join(' ')}`);
+      // Every token of every editor (the flow's YAML, a file, the SQL) at 4.5:1 or more (issue 28, bug 3).
+      for (const ed of await page.locator('[data-editor]').evaluateAll((e) => e.map((x) => x.getAttribute('data-editor')))) {
+        for (const low of await lowContrastIn(page, `[data-editor="${ed}"]`)) problems.push(`${name} (${t}) editor ${ed}: ${low}`);
+      }
       await shoot(page, `${name}-${t}`);
     }
     await theme(page, 'light');

@@ -4,16 +4,19 @@
 // and the screens without charts never carry it.
 import { lazy } from '../../lib/lazy';
 import type { ChartData } from './types';
+import { StackedBars } from './StackedBars';
 import '../../styles/screens.css';
 
 const ChartCanvas = lazy<{ data: ChartData; height?: number }>(() => import('./ChartCanvas').then((m) => m.ChartCanvas), 'Loading the chart…');
 
 export function Chart({ id, title, data, height, table = true }: { id: string; title: string; data: ChartData; height?: number; table?: boolean }) {
+  // Stacked bars over time (the home page) are drawn in SVG without the library (StackedBars.tsx).
+  const light = data.kind === 'stacked';
   const xText = (i: number) => (data.categories ? data.categories[i] : data.time ? new Date(data.x[i] * 1000).toLocaleString() : String(data.x[i]));
   return (
     <figure class="chart" id={id} aria-labelledby={`${id}-title`}>
       <figcaption id={`${id}-title`}>{title}</figcaption>
-      <ChartCanvas data={data} height={height} />
+      {light ? <StackedBars data={data} /> : <ChartCanvas data={data} height={height} />}
       <ul class="chart-legend" aria-label={`Legend of ${title}`}>
         {[...data.series, ...(data.lines ?? [])].map((s) => <li key={s.label}><span class={`swatch swatch-${s.color}`} aria-hidden="true" />{s.label}</li>)}
       </ul>
