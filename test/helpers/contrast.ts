@@ -1,5 +1,6 @@
 // Text contrast inside a CodeMirror editor (its shadow root, where axe-core's colour-contrast rule
-// does not look at every token): every text node's colour against the background actually behind
+// does not look at every token), or inside any element (tab buttons, whose text colour Pico
+// redefines and axe-core leaves undecided): every text node's colour against the background actually behind
 // it (the alpha layers of its ancestors composited, through the shadow host), as WCAG 2 computes
 // the ratio. Returns the texts under `min` (4.5 for normal text).
 import type { Page } from 'playwright-core';
@@ -30,7 +31,9 @@ export async function lowContrastIn(page: Page, hostSelector: string, min = 4.5)
       for (const l of layers.reverse()) c = over(l, c);
       return c;
     };
-    const root = document.querySelector(sel)!.shadowRoot!;
+    // An editor's host: its shadow root; any other element: itself and what it holds.
+    const host = document.querySelector(sel)!;
+    const root = host.shadowRoot ?? host;
     const out: string[] = [];
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {

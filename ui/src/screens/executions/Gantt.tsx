@@ -23,7 +23,12 @@ export function Gantt({ e, ordered, now }: { e: Execution; ordered: TaskRun[]; n
   const t0 = Date.parse(e.started_at ?? e.created_at);
   const t1 = Math.max(t0 + 1, e.ended_at ? Date.parse(e.ended_at) : now);
   const total = t1 - t0;
-  const pct = (t: number) => `${Math.min(100, Math.max(0, ((t - t0) / total) * 100))}%`;
+  const share = (t: number) => Math.min(100, Math.max(0, ((t - t0) / total) * 100));
+  const pct = (t: number) => `${share(t)}%`;
+  // A bar that starts at the very end keeps its few pixels inside the track (a phone's page grew
+  // sideways by them); a tooltip right of the middle opens leftwards, so it stays on the page.
+  const barLeft = (t: number) => `min(${share(t)}%, calc(100% - 4px))`;
+  const tipAt = (t: number) => (share(t) > 50 ? { right: `${100 - share(t)}%` } : { left: pct(t) });
   if (ordered.length === 0) return <p class="muted" id="no-task-runs">No task has started yet.</p>;
   return (
     <div class="gantt-chart" id="gantt">
@@ -43,11 +48,11 @@ export function Gantt({ e, ordered, now }: { e: Execution; ordered: TaskRun[]; n
               <div class="gantt-track">
                 {s !== null ? (
                   <button type="button" class={`gantt-bar state-${r.state.toLowerCase()}`} aria-label={details}
-                    style={{ left: pct(s), width: `max(4px, ${((Math.max(end, s) - s) / total) * 100}%)` }}
+                    style={{ left: barLeft(s), width: `max(4px, ${((Math.max(end, s) - s) / total) * 100}%)` }}
                     onMouseEnter={() => setTip(r.id)} onMouseLeave={() => setTip(null)} onFocus={() => setTip(r.id)} onBlur={() => setTip(null)} />
                 ) : <span class="muted small-text">not started</span>}
                 {tip === r.id ? (
-                  <div class="gantt-tip" role="tooltip" id="gantt-tip" style={{ left: pct(s ?? t0) }}>
+                  <div class="gantt-tip" role="tooltip" id="gantt-tip" style={tipAt(s ?? t0)}>
                     <strong>{name}</strong> <StateTag state={r.state} /> attempt {r.attempt}<br />
                     Started <Time iso={r.started_at} /> <small class="muted">({precise(r.started_at!).split(' ').slice(-2).join(' ')})</small><br />
                     {r.ended_at ? <>Ended <Time iso={r.ended_at} /><br /></> : null}
