@@ -43,7 +43,7 @@ test('Alerts: create (secret once), run now and trigger, evaluations and deliver
   await page.getByRole('heading', { name: 'New alert' }).waitFor();
   await page.getByLabel('Name').fill('big-sales');
   await page.getByLabel('SQL').fill('SELECT 1 AS n');
-  await page.getByLabel('Threshold').fill('0');
+  await page.getByLabel('Threshold', { exact: true }).fill('0');
   await page.getByLabel('Schedule (cron)').fill('0 0 1 1 *'); // yearly: only Run now evaluates it here
   await page.getByLabel(/^Recipients/).fill(hookUrl);
   assert.deepEqual(await seriousViolations(page), [], 'new alert: no serious accessibility violation');
@@ -63,6 +63,13 @@ test('Alerts: create (secret once), run now and trigger, evaluations and deliver
   await page.locator('#evaluations-table tbody tr').first().locator('td').first().getByText('triggered', { exact: true }).waitFor({ timeout: 60_000 });
   await page.locator('#deliveries-table tbody tr').first().getByText('delivered', { exact: true }).waitFor({ timeout: 60_000 });
   assert.match(await page.locator('#deliveries-table tbody').innerText(), /alert\.triggered\s+webhook http:\/\/127\.0\.0\.1:\d+\s+delivered\s+1\s+200/);
+  // The evaluated value against the threshold over time (issue 28), and a breadcrumb back.
+  await page.locator('#value-chart canvas').first().waitFor();
+  assert.equal(await page.locator('#value-chart figcaption').innerText(), 'Evaluated rows against the threshold (> 0)');
+  // (the numbers are in the folded "Data of the chart" table)
+  assert.deepEqual(await page.locator('#value-chart .chart-data tbody tr').first().locator('td').evaluateAll((c) => c.map((x) => x.textContent)), ['1']);
+  assert.deepEqual(await page.locator('#value-chart .chart-legend li').allInnerTexts(), ['rows', 'threshold 0']);
+  await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Alerts' }).waitFor();
   assert.deepEqual(await seriousViolations(page), [], 'alert page: no serious accessibility violation');
   await browser.screenshot(page, 'alerts-02-triggered');
 
@@ -77,7 +84,7 @@ test('Alerts: create (secret once), run now and trigger, evaluations and deliver
 
   // Edit the condition; the recipients stay as they were.
   await page.getByRole('button', { name: 'Edit' }).click();
-  await page.getByLabel('Threshold').fill('5');
+  await page.getByLabel('Threshold', { exact: true }).fill('5');
   await page.getByRole('button', { name: 'Save alert' }).click();
   await page.getByRole('status').filter({ hasText: 'Saved alert big-sales.' }).waitFor();
   await page.locator('dl.facts').getByText('rows > 5').waitFor();

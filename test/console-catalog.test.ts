@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
-import { signIn, startSvc, type Svc } from './helpers/console.js';
+import { pasteInto, signIn, startSvc, type Svc } from './helpers/console.js';
 import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 import { createPolicy } from '../src/policy/policies.js';
 import { CLI_ACTOR } from '../src/access/actor.js';
@@ -59,6 +59,7 @@ before(async () => {
     name: 'events', schema: schema as never, properties: { 'write.format.default': 'parquet' },
     'partition-spec': { 'spec-id': 0, fields: [{ 'source-id': 2, 'field-id': 1000, name: 'ts_day', transform: 'day' }] } as never,
   });
+  await cat.createTable({ namespace: ['hr', 'eu'] }, { name: 'My Table', schema: schema as never });
   await catalogPost('v1/default/namespaces/web/tables/events', append('1001', 1, null, 'append'));
   await catalogPost('v1/default/namespaces/web/tables/events', append('1002', 2, '1001', 'overwrite'));
   await catalogPost('v1/default/namespaces/web/views', JSON.stringify({
@@ -110,6 +111,9 @@ test('Catalog: namespace tree, tables and views, a table page with its query lin
   assert.deepEqual(await snaps.evaluateAll((li) => li.map((x) => x.getAttribute('data-snapshot'))), ['1002', '1001']);
   assert.match(await snaps.first().innerText(), /^overwrite .*current\s+snapshot 1002 after 1001/s);
   await snaps.first().getByText('Summary').click();
+  // The chevron sits beside "Summary", not at the far right of the page (issue 28, bug 6).
+  const chevron = await snaps.first().locator('summary').evaluate((s) => ({ float: getComputedStyle(s, '::after').float, right: s.getBoundingClientRect().right }));
+  assert.equal(chevron.float, 'none');
   assert.match(await snaps.first().locator('dl').innerText(), /added-records\s+20/);
   assert.match(await page.locator('#refs').innerText(), /main\s+branch\s+1002/);
   assert.match(await page.locator('#properties').innerText(), /write\.format\.default\s+parquet/);
@@ -120,7 +124,7 @@ test('Catalog: namespace tree, tables and views, a table page with its query lin
   await page.getByRole('button', { name: 'Query in the SQL console' }).click();
   await page.getByRole('heading', { name: 'SQL console' }).waitFor();
   await page.locator('#sql-source').waitFor();
-  assert.equal((await page.locator('#sql-source').innerText()).trim(), 'SELECT * FROM web.events LIMIT 100');
+  assert.equal((await page.locator('#sql-source').innerText()).trim(), 'SELECT * FROM iceberg.web.events LIMIT 100');
   assert.equal(await page.locator('#query-state').innerText(), 'No query run yet.', 'nothing ran');
 
   // The view page: its SQL and schema.
@@ -148,6 +152,50 @@ test('Catalog: namespace tree, tables and views, a table page with its query lin
   await problem.waitFor();
   assert.equal(await problem.innerText(), 'Forbidden: policy "salaries are private" denies select on default.hr.salaries to vera@example.test.');
   assert.equal(await v.page.locator('#columns').count(), 0);
+  assert.deepEqual(errors, [], 'no console errors (CSP violations, exceptions)');
+  assert.deepEqual(v.errors, [], 'no console errors for the viewer');
+});
+
+test('SQL workbench: the catalog under iceberg in the tree (nested namespaces, columns and types), names inserted qualified and quoted; a hidden table is not in a viewer\'s tree', async () => {
+  const { page, errors } = await browser.newPage();
+  // The table page's link writes the qualified, quoted name of a table in a nested namespace.
+  await signIn(page, svc.base, undefined, '#/w/default/catalog/tables/hr%1Feu/My%20Table');
+  await page.getByRole('heading', { name: 'Table hr.eu.My Table', level: 1 }).waitFor();
+  await page.getByRole('button', { name: 'Query in the SQL console' }).click();
+  await page.locator('#sql-source').waitFor();
+  assert.equal((await page.locator('#sql-source').innerText()).trim(), 'SELECT * FROM iceberg."hr.eu"."My Table" LIMIT 100');
+
+  // The tree: namespaces under iceberg, a nested one inside its parent, a table's columns and types.
+  const tree = page.locator('.schema-tree');
+  await tree.locator('li[data-namespace="web"]').waitFor();
+  assert.deepEqual(await tree.locator('li.tree-namespace > .tree-name').allInnerTexts(), ['hr', 'web']);
+  await tree.getByRole('button', { name: 'Tables of web' }).click();
+  const events = tree.locator('li[data-table="iceberg.web.events"]');
+  await events.waitFor();
+  await events.getByRole('button', { name: 'Columns of iceberg.web.events' }).click();
+  await events.locator('li.tree-column').first().waitFor();
+  assert.deepEqual(await events.locator('li.tree-column').allInnerTexts(), ['id long', 'ts timestamptz', 'tags list<string>']);
+  await tree.getByRole('button', { name: 'Tables of hr', exact: true }).click();
+  await tree.getByRole('button', { name: 'Tables of hr.eu' }).click();
+  const mine = tree.locator('li[data-table=\'iceberg."hr.eu"."My Table"\']');
+  await mine.waitFor();
+  // A click inserts the name at the cursor.
+  await pasteInto(page, '#sql-source', 'SELECT count(*) FROM ');
+  await page.locator('#sql-source').press('End');
+  await mine.getByRole('button', { name: 'My Table', exact: true }).click();
+  await page.keyboard.type(' JOIN ');
+  await events.getByRole('button', { name: 'events', exact: true }).click();
+  assert.equal((await page.locator('#sql-source').innerText()).trim(), 'SELECT count(*) FROM iceberg."hr.eu"."My Table" JOIN iceberg.web.events');
+  assert.deepEqual(await seriousViolations(page), [], 'workbench with the catalog tree: no serious accessibility violation');
+  await browser.screenshot(page, 'catalog-05-workbench-tree');
+
+  // The viewer's tree leaves out the table a policy hides from them.
+  const v = await browser.newPage();
+  await signIn(v.page, svc.base, VIEWER, '#/w/default/sql');
+  const vtree = v.page.locator('.schema-tree');
+  await vtree.getByRole('button', { name: 'Tables of hr', exact: true }).click();
+  await vtree.locator('li[data-table="iceberg.hr.teams"]').waitFor();
+  assert.equal(await vtree.locator('li[data-table="iceberg.hr.salaries"]').count(), 0, 'salaries is not in the viewer\'s tree');
   assert.deepEqual(errors, [], 'no console errors (CSP violations, exceptions)');
   assert.deepEqual(v.errors, [], 'no console errors for the viewer');
 });

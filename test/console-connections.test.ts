@@ -234,6 +234,8 @@ test('A ws_viewer reads connections and is offered no administration', async () 
   assert.deepEqual(await v.page.locator('#connections-table thead th').allInnerTexts(), ['Name', 'Kind', 'Settings', 'Secret', 'Created']);
   assert.equal(await v.page.locator('#connections-table').getByRole('button').count(), 0, 'no Delete for a viewer');
   assert.equal(await v.page.getByRole('heading', { name: 'Register a connection' }).count(), 0, 'no form for a viewer');
+  // On a narrow window the navigation is behind Menu (issue 28).
+  await v.page.getByRole('button', { name: 'Menu' }).click();
   const nav = v.page.getByRole('navigation', { name: 'Workspace default' });
   assert.equal(await nav.getByRole('link', { name: 'Connections' }).count(), 1);
   assert.equal(await nav.getByRole('link', { name: 'Policies' }).count(), 0, 'no Policies for a viewer');

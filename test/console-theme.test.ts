@@ -14,11 +14,11 @@ after(async () => { await browser?.close(); await svc?.close(); });
 test('narrow window, dark theme kept across a reload, no horizontal overflow, no serious violation', async () => {
   const { page, errors } = await browser.newPage();
   await signIn(page, svc.base);
-  await page.getByRole('heading', { name: /Signed in as/ }).waitFor();
+  await page.locator('#signed-in-as').waitFor();
   await page.getByRole('button', { name: /^Theme: auto/ }).click();
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
   await page.reload();
-  await page.getByRole('heading', { name: /Signed in as/ }).waitFor();
+  await page.locator('#signed-in-as').waitFor();
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark', 'the choice is kept');
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   const wide = await page.evaluate(() => [...document.querySelectorAll('body *')].filter((e) => !e.closest('.table-wrap') && e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).map((e) => `${e.tagName}.${e.className}#${e.id}`).slice(0, 8));

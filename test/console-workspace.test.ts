@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { launchBrowser, type TestBrowser } from './helpers/browser.js';
 import { seriousViolations } from './helpers/a11y.js';
-import { signIn, startSvc, type Svc } from './helpers/console.js';
+import { pasteInto, signIn, startSvc, type Svc } from './helpers/console.js';
 import { startS3, storageEnv, type TestS3 } from './helpers/s3.js';
 
 let browser: TestBrowser; let svc: Svc; let s3: TestS3;
@@ -122,6 +122,8 @@ ${rest}`;
   assert.equal(await row('newyear').locator('.next-fire time').getAttribute('datetime'), new Date(newYear).toISOString());
   assert.match(await row('newyear').innerText(), /newyear\s+team\.triggers\.often\s+schedule\s+0 0 1 1 \*\s+Europe\/Paris\s+—/);
   assert.match(await row('after-upstream').innerText(), /team\.triggers\.upstream ends SUCCESS\s+—\s+on event/);
+  // Every time is shown in the schedule's own time zone, named beside it.
+  assert.match(await row('newyear').locator('.next-fire').innerText(), /^1 Jan \d{4}, 00:00:00 Europe\/Paris$/);
 
   // The 2-second schedule fires (the screen refreshes itself) and its next fire is after its last.
   const fired = row('every2s').locator('.last-fired a');
@@ -140,9 +142,20 @@ ${rest}`;
   // Its link opens the execution it started, which names the trigger.
   await row('after-upstream').locator('.last-fired a').click();
   await page.locator('#execution-trigger').getByText('flow trigger after-upstream after execution').waitFor();
-  assert.equal(await page.locator('#main').getByRole('link', { name: 'team.triggers.often' }).count(), 1);
+  assert.ok(await page.locator('#main').getByRole('link', { name: 'team.triggers.often' }).count() >= 1);
 
-  // Disabled, a schedule has no next fire time (and stops firing for the rest of this file).
+  // Disable from the screen: the flow's source gets `disabled: true` (a new revision); a disabled
+  // schedule has no next fire time (and stops firing); Enable takes it off again.
+  await page.goto(`${svc.base}/#/w/default/triggers`);
+  await row('newyear').getByRole('button', { name: 'Disable newyear of team.triggers.often' }).click();
+  await page.getByRole('status').filter({ hasText: /Disabled trigger newyear of team\.triggers\.often \(revision \d+\)\./ }).waitFor();
+  await row('newyear').getByText('(disabled)').waitFor();
+  assert.equal(await row('newyear').locator('.next-fire time').count(), 0);
+  const source = JSON.parse((await call(page, 'GET', '/workflows/v1/default/flows/team.triggers/often')).text).source as string;
+  assert.match(source, /- id: newyear\n {4}type: schedule\n {4}cron: "0 0 1 1 \*"\n {4}timezone: Europe\/Paris\n {4}disabled: true/);
+  await row('newyear').getByRole('button', { name: 'Enable newyear of team.triggers.often' }).click();
+  await page.getByRole('status').filter({ hasText: /Enabled trigger newyear/ }).waitFor();
+  await row('newyear').locator('.next-fire time').waitFor();
   const saved = await call(page, 'PUT', '/workflows/v1/default/flows/team.triggers/often', often('    disabled: true\n'), 'application/x-yaml');
   assert.equal(saved.status, 200, saved.text);
   await page.goto(`${svc.base}/#/w/default/triggers`);
@@ -178,8 +191,10 @@ test('namespace files: upload into a folder, browse, edit as text, delete', asyn
   // form the listing's arrival replaced: a file chosen in it was lost ("Choose a file to upload.",
   // and this test waited for ever). One form from the namespace's own listing on.
   assert.equal(await page.evaluate('window.uploadInputs.length'), 1, 'the upload form is shown once, not replaced');
-  const text = page.getByLabel('Content of conf/app.yaml');
-  await page.waitForFunction(() => (document.querySelector('#file-text') as HTMLTextAreaElement | null)?.value === 'greeting: hello\n');
+  const text = page.locator('#file-text');
+  await text.getByText('greeting: hello').waitFor();
+  // Opened in the code editor, highlighted as YAML (by its extension): the key is a token of its own.
+  assert.ok(await text.locator('span', { hasText: /^greeting$/ }).count() >= 1, 'the YAML key is highlighted');
   // The root shows the folder; the folder shows the file.
   await page.locator('#files-table tr[data-folder="conf"]').getByRole('link', { name: 'conf/' }).click();
   await page.locator('#files-table tr[data-file="conf/app.yaml"]').waitFor();
@@ -187,7 +202,7 @@ test('namespace files: upload into a folder, browse, edit as text, delete', asyn
   await page.locator('#files-table').getByRole('link', { name: 'app.yaml' }).click();
   await text.waitFor();
 
-  await text.fill('greeting: bonjour\nlines: 2\n');
+  await pasteInto(page, '#file-text', 'greeting: bonjour\nlines: 2\n');
   await page.getByRole('button', { name: 'Save file' }).click();
   await page.getByRole('status').filter({ hasText: 'Saved conf/app.yaml.' }).waitFor();
   const stored = await call(page, 'GET', '/workflows/v1/default/namespaces/team.files/files/content?path=conf%2Fapp.yaml');
@@ -206,6 +221,12 @@ test('namespace files: upload into a folder, browse, edit as text, delete', asyn
   await page.getByRole('button', { name: 'Delete file' }).click();
   await page.getByRole('status').filter({ hasText: 'Deleted conf/app.yaml.' }).waitFor();
   await page.locator('#no-files').waitFor();
+  // The picker offers the namespaces of the workspace's flows (and their parents).
+  await page.getByLabel('Namespaces of flows').locator('option', { hasText: /^team\.triggers$/ }).waitFor({ state: 'attached' });
+  const picked = await page.getByLabel('Namespaces of flows').locator('option').allInnerTexts();
+  assert.ok(picked.includes('team') && picked.includes('team.triggers'), picked.join(', '));
+  await page.getByLabel('Namespaces of flows').selectOption('team.triggers');
+  await page.waitForURL(/files\?namespace=team\.triggers$/);
   assert.deepEqual(errors, [], 'no console errors (CSP violations, exceptions)');
 });
 
@@ -289,8 +310,8 @@ tasks:
   assert.equal(await page.getByRole('button', { name: 'Re-run' }).count(), 0, 'no Re-run button');
 
   await page.goto(`${svc.base}/#/w/default/files?namespace=team.viewer&path=notes.txt`);
-  await page.waitForFunction(() => (document.querySelector('#file-text') as HTMLTextAreaElement | null)?.value === 'read me');
-  assert.equal(await page.locator('#file-text').getAttribute('readonly'), '');
+  await page.locator('#file-text').getByText('read me').waitFor();
+  assert.equal(await page.locator('#file-text').getAttribute('contenteditable'), 'false', 'read-only for a viewer');
   for (const b of ['Save file', 'Delete file', 'Upload']) assert.equal(await page.getByRole('button', { name: b }).count(), 0, `no ${b} button`);
 
   await page.goto(`${svc.base}/#/w/default/secrets`);

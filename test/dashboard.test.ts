@@ -48,6 +48,11 @@ describe('access', () => {
     assert.match(String(page.headers['content-type']), /text\/html/);
     assert.match(page.body, /svc queues/);
     assert.match(page.body, /<base href="\/admin\/queues\/"/, "assets resolve under the base path");
+    // Issue 28: no font link to another origin (the CSP refused it: an error in the browser's
+    // console on every visit), and a way back to the console in the page's own configuration.
+    assert.doesNotMatch(page.body, /fonts\.googleapis\.com|fonts\.gstatic\.com/);
+    const ui = JSON.parse(/<script id="__UI_CONFIG__" type="application\/json">([^<]*)<\/script>/.exec(page.body)![1]);
+    assert.deepEqual(ui.miscLinks, [{ text: 'Back to the svc console', url: '/' }]);
     assert.equal((await admin.browser.get('/admin/queues/queue/executions')).statusCode, 200, 'client-side routes serve the page');
     const asset = await admin.browser.get('/admin/queues/static/images/logo.svg');
     assert.equal(asset.statusCode, 200);

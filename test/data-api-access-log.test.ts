@@ -48,6 +48,7 @@ describe('Data API access log', () => {
       [clientId, 'GET', '/data-api/default/nums', 'nums', 400, null, null],
       [clientId, 'GET', '/data-api/default/nums', 'nums', 200, 1, 5],
     ]);
+    assert.deepEqual(entries.map((e) => e.client_name), ['reader', 'reader'], 'the client is named (issue 28: the console showed ids)');
     assert.equal(entries[1].bytes, Buffer.byteLength(ok.body));
     assert.equal(typeof entries[1].duration_ms, 'number');
     const page = (await admin.browser.get(`${M}/access-log?limit=1`)).json();

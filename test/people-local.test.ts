@@ -216,8 +216,15 @@ describe('sessions', () => {
   test('auth config says whether SSO is on and sets no cookie', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/auth/config' });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { sso: false, sso_login_url: null, local_login: true, csrf_header: 'X-Svc-CSRF', csrf_cookie: 'svc_csrf' });
+    assert.deepEqual(res.json(), { sso: false, sso_login_url: null, local_login: true, csrf_header: 'X-Svc-CSRF', csrf_cookie: 'svc_csrf', signed_in: false });
     assert.equal(res.headers['set-cookie'], undefined);
+    // With a live session it says so: the console asks /api/me only then (issue 28: a 401 in the
+    // browser's console on every load before sign-in).
+    const b = new Browser(t, '198.51.100.19');
+    await b.login(ADMIN.email, ADMIN.password);
+    assert.equal((await b.get('/api/auth/config')).json().signed_in, true);
+    await b.post('/api/auth/logout');
+    assert.equal((await b.get('/api/auth/config')).json().signed_in, false);
   });
 });
 

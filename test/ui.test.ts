@@ -151,7 +151,7 @@ describe('UI with single sign-on off', () => {
 
     await page.keyboard.type(ADMIN.password);
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: /Signed in as Administrator/ }).waitFor();
+    await page.locator('#signed-in-as').getByText('Administrator').waitFor();
     assert.equal(await page.locator('#alert').textContent(), '', 'the error is cleared');
     const workspaces = page.locator('#workspaces');
     await workspaces.waitFor();
@@ -295,7 +295,7 @@ describe('UI with single sign-on on', () => {
 
     await sso.page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
     await providerSignIn(sso.page, base, SSO_USER.sub, (n) => browser.screenshot(sso.page, n));
-    await sso.page.getByRole('heading', { name: `Signed in as ${SSO_USER.name}` }).waitFor();
+    await sso.page.locator('#signed-in-as').getByText(SSO_USER.name).waitFor();
     await sso.page.locator('#no-workspaces').waitFor();
     assert.match(await sso.page.locator('#no-workspaces').innerText(), /no workspaces/);
     assert.match(await sso.page.locator('#my-groups').innerText(), /analysts\s+identity provider/);
@@ -322,7 +322,7 @@ describe('UI with single sign-on on', () => {
     await adm.page.keyboard.type(ADMIN.password);
     await browser.screenshot(adm.page, 'sso-05-break-glass-form');
     await adm.page.keyboard.press('Enter');
-    await adm.page.getByRole('heading', { name: /Signed in as Administrator/ }).waitFor();
+    await adm.page.locator('#signed-in-as').getByText('Administrator').waitFor();
 
     // Members screen of workspace default: add group analysts as ws_viewer.
     await adm.page.getByRole('link', { name: 'Members of default' }).click();
@@ -351,7 +351,7 @@ describe('UI with single sign-on on', () => {
 
     // The SSO user reloads and sees workspace default with ws_editor.
     await sso.page.reload();
-    await sso.page.getByRole('heading', { name: `Signed in as ${SSO_USER.name}` }).waitFor();
+    await sso.page.locator('#signed-in-as').getByText(SSO_USER.name).waitFor();
     const ws = sso.page.locator('#workspaces');
     await ws.waitFor();
     assert.match(await ws.innerText(), /default\s+default\s+ws_editor/);

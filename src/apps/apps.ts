@@ -10,6 +10,8 @@ import type { AppRow } from '../db/app-types.js';
 import type { Storage } from '../storage/tenant-store.js';
 import type { Clock } from '../clock.js';
 import { DomainError, conflict, isUniqueViolation, notFound } from '../errors.js';
+import { recordGovernance } from '../audit/governance.js';
+import { auditActor, type Actor } from '../access/actor.js';
 
 /** A notebook's source is bounded (a marimo notebook is a Python file; 1 MiB is generous). */
 export const MAX_SOURCE_BYTES = 1_048_576;
@@ -32,7 +34,7 @@ export class AppStore {
   private keys(a: Pick<AppRow, 'workspace_id' | 'id'>) { return appKeys(this.d.storage, a.workspace_id, a.id); }
   private s3(workspaceId: string) { return this.d.storage.of({ tenant: { id: workspaceId } }); }
 
-  async create(workspaceId: string, by: string, input: { name: string; description: string; source: string }): Promise<AppRow> {
+  async create(workspaceId: string, by: string, input: { name: string; description: string; source: string }, audit?: { actor: Actor; workspace: string }): Promise<AppRow> {
     const { count } = await this.d.db.selectFrom('apps').select((e) => e.fn.countAll<string>().as('count'))
       .where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
     if (Number(count) >= MAX_APPS_PER_WORKSPACE) throw conflict(`a workspace holds at most ${MAX_APPS_PER_WORKSPACE} apps`);
@@ -43,9 +45,13 @@ export class AppStore {
     const draft = this.keys({ workspace_id: workspaceId, id }).draft;
     await this.s3(workspaceId).put(draft, input.source, 'text/x-python; charset=utf-8');
     try {
-      return await this.d.db.insertInto('apps').values({
-        id, workspace_id: workspaceId, name: input.name, description: input.description, created_by: by, created_at: now, draft_updated_at: now,
-      }).returningAll().executeTakeFirstOrThrow();
+      return await this.d.db.transaction().execute(async (tx) => {
+        const row = await tx.insertInto('apps').values({
+          id, workspace_id: workspaceId, name: input.name, description: input.description, created_by: by, created_at: now, draft_updated_at: now,
+        }).returningAll().executeTakeFirstOrThrow();
+        if (audit) await recordGovernance(tx, { action: 'app.create', ...auditActor(audit.actor), target: `app:${input.name}`, workspace: audit.workspace, details: { id } });
+        return row;
+      });
     } catch (err) {
       await this.s3(workspaceId).delete(draft);
       if (isUniqueViolation(err)) throw conflict(`app already exists: ${input.name}`);
@@ -107,9 +113,12 @@ export class AppStore {
   }
 
   /** Removes the row, then the draft and every version. */
-  async delete(workspaceId: string, id: string): Promise<void> {
+  async delete(workspaceId: string, id: string, audit?: { actor: Actor; workspace: string }): Promise<void> {
     const app = await this.get(workspaceId, id, false);
-    await this.d.db.deleteFrom('apps').where('id', '=', app.id).execute();
+    await this.d.db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('apps').where('id', '=', app.id).execute();
+      if (audit) await recordGovernance(tx, { action: 'app.delete', ...auditActor(audit.actor), target: `app:${app.name}`, workspace: audit.workspace, details: { id: app.id } });
+    });
     await this.s3(app.workspace_id).deletePrefix(this.keys(app).root);
   }
 }

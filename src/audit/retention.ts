@@ -44,10 +44,18 @@ export async function pruneTaskLogs(db: Db, clock: Clock, retentionDays: number)
   return cutoff ? pruneOlderThan(db, 'task_logs', cutoff) : 0;
 }
 
-export async function listAuditEvents(db: Db, opts: { before?: string; limit: number; kind?: 'authz' | 'governance' | 'auth' }) {
-  let q = db.selectFrom('audit_events').selectAll().orderBy('id', 'desc').limit(opts.limit);
-  if (opts.before) q = q.where('id', '<', opts.before);
-  if (opts.kind) q = q.where('kind', '=', opts.kind);
+/**
+ * Audit events newest first. `actor` names the person: rows written without it (authorization
+ * decisions before issue 28) take the email of their `actor_id`. `hideReads` leaves out the
+ * allowed GETs, which outnumber every other event.
+ */
+export async function listAuditEvents(db: Db, opts: { before?: string; limit: number; kind?: 'authz' | 'governance' | 'auth'; hideReads?: boolean }) {
+  let q = db.selectFrom('audit_events').leftJoin('users', 'users.id', 'audit_events.actor_id')
+    .selectAll('audit_events').select(sql<string | null>`COALESCE(audit_events.actor, users.email)`.as('actor'))
+    .orderBy('audit_events.id', 'desc').limit(opts.limit);
+  if (opts.before) q = q.where('audit_events.id', '<', opts.before);
+  if (opts.kind) q = q.where('audit_events.kind', '=', opts.kind);
+  if (opts.hideReads) q = q.where(sql<boolean>`NOT (audit_events.kind = 'authz' AND audit_events.decision = 'allow' AND audit_events.action LIKE 'GET %')`);
   const rows = await q.execute();
   return rows.map((r) => ({ ...r, id: String(r.id) }));
 }

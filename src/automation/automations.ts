@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { Services } from '../services.js';
-import type { Actor } from '../access/actor.js';
+import { auditActor, type Actor } from '../access/actor.js';
+import type { Db } from '../db/index.js';
+import { recordGovernance } from '../audit/governance.js';
 import type { AutomationKind, AutomationRow } from '../db/automation-types.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { parseCron } from '../workflows/trigger-validation.js';
@@ -102,7 +104,12 @@ function nextFire(cronExpr: string, timezone: string, now: Date): Date | null {
   return typeof c === 'string' ? null : c.nextRun(now);
 }
 
-export async function createAutomation(services: Services, actor: Actor, workspaceId: string, input: AutomationInput): Promise<{ row: AutomationRow; signingSecret: string }> {
+/** The governance record of an alert or report change (issue 28: creating one was not audited). */
+async function recordChange(tx: Db, actor: Actor, slug: string | undefined, what: 'create' | 'update' | 'delete', row: { kind: string; name: string; id: string }): Promise<void> {
+  if (slug) await recordGovernance(tx, { action: `${row.kind}.${what}`, ...auditActor(actor), target: `${row.kind}:${row.name}`, workspace: slug, details: { id: row.id } });
+}
+
+export async function createAutomation(services: Services, actor: Actor, workspaceId: string, input: AutomationInput, slug?: string): Promise<{ row: AutomationRow; signingSecret: string }> {
   requireSealer(services);
   await validate(services, input);
   const id = randomUUID();
@@ -110,7 +117,8 @@ export async function createAutomation(services: Services, actor: Actor, workspa
   const tz = input.timezone ?? 'UTC';
   const now = services.clock.now();
   try {
-    const row = await services.db.insertInto('automations').values({
+    const row = await services.db.transaction().execute(async (tx) => {
+      const r = await tx.insertInto('automations').values({
       id, workspace_id: workspaceId, kind: input.kind, name: input.name, description: input.description ?? '',
       engine: input.engine, sql: input.sql ?? '',
       spec: JSON.stringify(input.kind === 'alert' ? input.condition : input.content),
@@ -120,7 +128,10 @@ export async function createAutomation(services: Services, actor: Actor, workspa
       enabled: input.enabled ?? true, state_since: now,
       next_fire_at: (input.enabled ?? true) ? nextFire(input.cron, tz, now) : null,
       created_by: actor.id, run_as: actor.id, created_at: now, updated_at: now,
-    }).returningAll().executeTakeFirstOrThrow();
+      }).returningAll().executeTakeFirstOrThrow();
+      await recordChange(tx, actor, slug, 'create', r);
+      return r;
+    });
     return { row, signingSecret: secret };
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`${input.kind} already exists: ${input.name}`);
@@ -155,7 +166,7 @@ export function rebinds(existing: Pick<AutomationRow, 'spec' | 'sql' | 'engine'>
  * never answered, so a client cannot send them back). A changed schedule starts from now; a
  * changed content or recipients re-binds it to `actor` (rebinds).
  */
-export async function updateAutomation(services: Services, actor: Actor, existing: AutomationRow, input: AutomationUpdate): Promise<AutomationRow> {
+export async function updateAutomation(services: Services, actor: Actor, existing: AutomationRow, input: AutomationUpdate, workspace?: string): Promise<AutomationRow> {
   requireSealer(services);
   await validate(services, { ...input, recipients: input.recipients ?? [] } as AutomationInput);
   const tz = input.timezone ?? 'UTC';
@@ -163,7 +174,8 @@ export async function updateAutomation(services: Services, actor: Actor, existin
   const now = services.clock.now();
   const scheduleChanged = existing.cron !== input.cron || existing.timezone !== tz || existing.enabled !== enabled;
   try {
-    return await services.db.updateTable('automations').set({
+    return await services.db.transaction().execute(async (tx) => {
+      const r = await tx.updateTable('automations').set({
       ...(rebinds(existing, input) ? { run_as: actor.id } : {}),
       name: input.name, description: input.description ?? '', engine: input.engine, sql: input.sql ?? '',
       spec: JSON.stringify(input.kind === 'alert' ? input.condition : input.content),
@@ -171,15 +183,21 @@ export async function updateAutomation(services: Services, actor: Actor, existin
       ...(input.recipients ? { recipients: JSON.stringify(sealRecipients(services, existing.id, input.recipients)) } : {}),
       ...(scheduleChanged ? { next_fire_at: enabled ? nextFire(input.cron, tz, now) : null, last_fired_at: null } : {}),
       updated_at: now,
-    }).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
+      }).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
+      await recordChange(tx, actor, workspace, 'update', r);
+      return r;
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`${input.kind} already exists: ${input.name}`);
     throw err;
   }
 }
 
-export async function deleteAutomation(services: Services, row: AutomationRow): Promise<void> {
-  await services.db.deleteFrom('automations').where('id', '=', row.id).execute();
+export async function deleteAutomation(services: Services, row: AutomationRow, audit?: { actor: Actor; workspace: string }): Promise<void> {
+  await services.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('automations').where('id', '=', row.id).execute();
+    if (audit) await recordChange(tx, audit.actor, audit.workspace, 'delete', row);
+  });
 }
 
 /** A new signing secret (the old one stops verifying at once); answered once. */

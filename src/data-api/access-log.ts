@@ -63,11 +63,12 @@ export class AccessLogWriter {
 }
 
 export async function listAccessLog(db: Db, workspaceId: string, opts: { limit: number; before?: string; endpoint?: string; client?: string }) {
-  let q = db.selectFrom('data_api_access_log')
-    .select(['id', 'at', 'client', 'method', 'path', 'status', 'endpoint', 'version', 'rows', 'bytes', 'duration_ms'])
-    .where('workspace_id', '=', workspaceId).orderBy('id', 'desc').limit(opts.limit);
-  if (opts.before) q = q.where('id', '<', opts.before);
-  if (opts.endpoint) q = q.where('endpoint', '=', opts.endpoint);
-  if (opts.client) q = q.where('client', '=', opts.client);
+  // The client's name beside its id (a deleted client keeps its id only).
+  let q = db.selectFrom('data_api_access_log as l').leftJoin('oauth_clients as c', 'c.client_id', 'l.client')
+    .select(['l.id', 'l.at', 'l.client', 'c.name as client_name', 'l.method', 'l.path', 'l.status', 'l.endpoint', 'l.version', 'l.rows', 'l.bytes', 'l.duration_ms'])
+    .where('l.workspace_id', '=', workspaceId).orderBy('l.id', 'desc').limit(opts.limit);
+  if (opts.before) q = q.where('l.id', '<', opts.before);
+  if (opts.endpoint) q = q.where('l.endpoint', '=', opts.endpoint);
+  if (opts.client) q = q.where('l.client', '=', opts.client);
   return q.execute();
 }

@@ -8,6 +8,8 @@ import type { Clock } from '../clock.js';
 import { badRequest, isUniqueViolation, conflict, notFound } from '../errors.js';
 import { checkSpecs, type ParamSpec } from './params.js';
 import type { QueryColumn } from '../queries/types.js';
+import { recordGovernance } from '../audit/governance.js';
+import { auditActor, type Actor } from '../access/actor.js';
 
 export const ENDPOINT_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -39,7 +41,10 @@ const sameDefinition = (a: Definition, b: Definition) =>
   a.engine === b.engine && a.sql === b.sql && a.description === b.description && canonical(a.params) === canonical(b.params);
 
 /** Publishes `def` as endpoint `name`; answers the version now served and whether it is new. */
-export async function publish(db: Db, clock: Clock, workspaceId: string, name: string, def: Definition, by: string | null, columns: QueryColumn[] | null = null): Promise<{ endpoint: EndpointVersion; created: boolean }> {
+/** Who changes an endpoint, for its governance record (the workspace by slug). */
+export interface ChangeAudit { actor: Actor; workspace: string }
+
+export async function publish(db: Db, clock: Clock, workspaceId: string, name: string, def: Definition, by: string | null, columns: QueryColumn[] | null = null, audit?: ChangeAudit): Promise<{ endpoint: EndpointVersion; created: boolean }> {
   checkName(name);
   const params = checkSpecs(def.params, def.sql);
   const d: Definition = { ...def, params };
@@ -64,6 +69,7 @@ export async function publish(db: Db, clock: Clock, workspaceId: string, name: s
         endpoint_id: id, version, engine: d.engine, sql: d.sql, params: JSON.stringify(d.params), description: d.description, created_by: by, created_at: now,
         columns: columns ? JSON.stringify(columns) : null,
       }).execute();
+      if (audit) await recordGovernance(tx, { action: 'data_api.endpoint.publish', ...auditActor(audit.actor), target: `endpoint:${name}`, workspace: audit.workspace, details: { version, engine: d.engine } });
       return { endpoint: { ...d, id, name, version, latest_version: version, created_at: now, columns }, created: true };
     });
   } catch (err) {
@@ -111,7 +117,10 @@ export async function listVersions(db: Db, workspaceId: string, name: string): P
   return rows;
 }
 
-export async function deleteEndpoint(db: Db, workspaceId: string, name: string): Promise<void> {
-  const r = await db.deleteFrom('data_api_endpoints').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
-  if (Number(r.numDeletedRows) === 0) throw notFound(`endpoint does not exist: ${name}`);
+export async function deleteEndpoint(db: Db, workspaceId: string, name: string, audit?: ChangeAudit): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const r = await tx.deleteFrom('data_api_endpoints').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
+    if (Number(r.numDeletedRows) === 0) throw notFound(`endpoint does not exist: ${name}`);
+    if (audit) await recordGovernance(tx, { action: 'data_api.endpoint.delete', ...auditActor(audit.actor), target: `endpoint:${name}`, workspace: audit.workspace });
+  });
 }

@@ -75,13 +75,35 @@ export async function listAttempts(services: Services, executionId: string) {
     .orderBy('a.task_run_id').orderBy('a.attempt').limit(MAX_ATTEMPTS_LISTED).execute();
 }
 
-export async function listExecutions(services: Services, workspaceId: string, f: { namespace?: string; flowId?: string; state?: ExecutionState; limit: number; before?: string }) {
-  let q = services.db.selectFrom('executions').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit);
+/** A page cursor: the last row's creation time (microseconds since the epoch, as PostgreSQL keeps it) and id. */
+export const EXEC_CURSOR_RE = /^\d{1,20}_[0-9a-f-]{36}$/;
+export const execCursor = (e: { created_at: Date; id: string; created_us?: string }) => `${e.created_us ?? String(e.created_at.getTime() * 1000)}_${e.id}`;
+
+export async function listExecutions(services: Services, workspaceId: string, f: { namespace?: string; flowId?: string; state?: ExecutionState; limit: number; before?: string; after?: string; cursor?: string }) {
+  let q = services.db.selectFrom('executions').selectAll()
+    .select(sql<string>`(extract(epoch from created_at) * 1000000)::bigint::text`.as('created_us'))
+    .where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit);
+  if (f.after) q = q.where('created_at', '>=', new Date(f.after));
+  if (f.cursor) {
+    const [us, id] = f.cursor.split('_');
+    // Rows strictly after the cursor's in the order shown (created_at, then id, both descending).
+    q = q.where(sql<boolean>`(created_at, id) < (TIMESTAMPTZ 'epoch' + ${us}::bigint * INTERVAL '1 microsecond', ${id}::uuid)`);
+  }
   if (f.namespace) q = q.where('namespace', '=', f.namespace);
   if (f.flowId) q = q.where('flow_id', '=', f.flowId);
   if (f.state) q = q.where('state', '=', f.state);
   if (f.before) q = q.where('created_at', '<', new Date(f.before));
   return q.execute();
+}
+
+/** Executions created since `since`, counted by state per hour or day (the range is at most 92 days). */
+export async function executionStats(db: Services['db'], workspaceId: string, since: Date, bucket: 'hour' | 'day', now: Date) {
+  const from = new Date(Math.max(since.getTime(), now.getTime() - 92 * 86_400_000));
+  const rows = await db.selectFrom('executions')
+    .select([sql<Date>`date_trunc(${bucket}, created_at, 'UTC')`.as('at'), 'state', (eb) => eb.fn.countAll<string>().as('count')])
+    .where('workspace_id', '=', workspaceId).where('created_at', '>=', from)
+    .groupBy([sql`1`, 'state']).orderBy(sql`1`).limit(10_000).execute();
+  return rows.map((r) => ({ at: new Date(r.at).toISOString(), state: r.state, count: Number(r.count) }));
 }
 
 /** Requests a kill: queued work is cancelled by the orchestrator, running task runs stop within kill_poll_ms. */

@@ -8,6 +8,8 @@ import { Transform, type Readable } from 'node:stream';
 import type { Services } from '../services.js';
 import { badRequest, DomainError, notFound } from '../errors.js';
 import { TemplateError } from './template.js';
+import { recordGovernance } from '../audit/governance.js';
+import { auditActor, type Actor } from '../access/actor.js';
 
 /** S3 refuses object keys over 1,024 bytes (UTF-8); a longer one is the client's 400, never a 500. */
 export const MAX_OBJECT_KEY_BYTES = 1024;
@@ -66,7 +68,10 @@ export function byteLimit(limit: number, what: string): Transform {
   });
 }
 
-export async function putNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, body: Readable): Promise<{ size: number }> {
+/** Who writes a namespace file, for its governance record (issue 28: writing one was not audited). */
+export interface FileAudit { actor: Actor; workspace: string }
+
+export async function putNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, body: Readable, audit?: FileAudit): Promise<{ size: number }> {
   assertFilePath(path);
   const prefix = namespaceFilesPrefix(s, workspaceId, namespace);
   const key = objectKey(prefix, path);
@@ -85,6 +90,8 @@ export async function putNamespaceFile(s: Services, workspaceId: string, namespa
   const limited = body.pipe(counter);
   body.on('error', (e) => counter.destroy(e));
   await store.putStream(key, limited, 'application/octet-stream');
+  // The object store has no transaction to share: the record follows the write it describes.
+  if (audit) await recordGovernance(s.db, { action: 'namespace_file.put', ...auditActor(audit.actor), target: `file:${namespace}/${path}`, workspace: audit.workspace, details: { size, replaced: Boolean(existing) } });
   return { size };
 }
 
@@ -95,12 +102,13 @@ export async function getNamespaceFile(s: Services, workspaceId: string, namespa
   return got;
 }
 
-export async function deleteNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string): Promise<void> {
+export async function deleteNamespaceFile(s: Services, workspaceId: string, namespace: string, path: string, audit?: FileAudit): Promise<void> {
   assertFilePath(path);
   const key = objectKey(namespaceFilesPrefix(s, workspaceId, namespace), path);
   const store = files(s, workspaceId);
   if (!(await store.head(key))) throw notFound(`namespace file does not exist: ${path}`);
   await store.delete(key);
+  if (audit) await recordGovernance(s.db, { action: 'namespace_file.delete', ...auditActor(audit.actor), target: `file:${namespace}/${path}`, workspace: audit.workspace });
 }
 
 type AttemptIds = { workspaceId: string; executionId: string; taskRunId: string; attempt: number };

@@ -1,6 +1,7 @@
 // Flow storage: the current revision in `flows`, every revision's source in `flow_revisions`.
 // Saving a flow that reads workspace secrets needs `workflow:use_secrets` (checked by the caller,
 // who knows the person); saving is a governance change.
+import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import { notFound, badRequest, isUniqueViolation } from '../errors.js';
 import { recordGovernance } from '../audit/governance.js';
@@ -47,11 +48,24 @@ export async function getFlow(db: Db, key: FlowKey, opts: { includeDeleted?: boo
   return { ...row, definition: row.definition as FlowDef };
 }
 
+/** Runs counted per flow in the list, at most (the count reads that many index entries, then says "at least"). */
+export const MAX_COUNTED_RUNS = 10_000;
+
+/**
+ * Flows of a workspace with what a list shows about their runs: the last execution (id, state,
+ * when) and how many executions there are (up to MAX_COUNTED_RUNS), both from the executions'
+ * (workspace, namespace, flow, created_at) index.
+ */
 export async function listFlows(db: Db, workspaceId: string, filter: { namespace?: string; limit: number; offset: number }) {
-  let q = db.selectFrom('flows').select(['namespace', 'flow_id', 'revision', 'updated_at', 'definition'])
-    .where('workspace_id', '=', workspaceId).where('deleted', '=', false)
-    .orderBy('namespace').orderBy('flow_id').limit(filter.limit).offset(filter.offset);
-  if (filter.namespace) q = q.where((eb) => eb.or([eb('namespace', '=', filter.namespace!), eb('namespace', 'like', `${filter.namespace!.replace(/[%_\\]/g, '\\$&')}.%`)]));
+  let q = db.selectFrom('flows as f')
+    .leftJoinLateral((eb) => eb.selectFrom('executions as e').select(['e.id', 'e.state', 'e.created_at'])
+      .whereRef('e.workspace_id', '=', 'f.workspace_id').whereRef('e.namespace', '=', 'f.namespace').whereRef('e.flow_id', '=', 'f.flow_id')
+      .orderBy('e.created_at', 'desc').limit(1).as('last'), (j) => j.onTrue())
+    .select(['f.namespace', 'f.flow_id', 'f.revision', 'f.updated_at', 'f.definition', 'last.id as last_execution_id', 'last.state as last_state', 'last.created_at as last_execution_at'])
+    .select(sql<string>`(SELECT count(*) FROM (SELECT 1 FROM executions x WHERE x.workspace_id = f.workspace_id AND x.namespace = f.namespace AND x.flow_id = f.flow_id LIMIT ${MAX_COUNTED_RUNS}) n)`.as('runs'))
+    .where('f.workspace_id', '=', workspaceId).where('f.deleted', '=', false)
+    .orderBy('f.namespace').orderBy('f.flow_id').limit(filter.limit).offset(filter.offset);
+  if (filter.namespace) q = q.where((eb) => eb.or([eb('f.namespace', '=', filter.namespace!), eb('f.namespace', 'like', `${filter.namespace!.replace(/[%_\\]/g, '\\$&')}.%`)]));
   return q.execute();
 }
 

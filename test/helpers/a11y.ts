@@ -16,6 +16,9 @@ export interface A11yViolation { id: string; impact: string | null; help: string
  */
 export async function seriousViolations(page: Page, opts: { iframes?: boolean } = {}): Promise<A11yViolation[]> {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  // Colours under a CSS transition (Pico animates link and button colours, e.g. after a theme
+  // switch) are read half way: wait for running animations to end first.
+  await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))));
   const found = await page.evaluate(async (iframes) => {
     const axe = (window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
     const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'], iframes });

@@ -43,6 +43,9 @@ export async function launchBrowser(opts: { viewport?: { width: number; height: 
       const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1200, height: 820 }, locale: 'en-GB', timezoneId: 'UTC' });
       contexts.push(context);
       context.setDefaultTimeout(15_000);
+      // tsx (esbuild) names arrow functions with a `__name` helper, also inside callbacks that
+      // page.evaluate serialises into the page, where the helper does not exist.
+      await context.addInitScript('globalThis.__name = (f) => f;');
       const page = await context.newPage();
       const errors: string[] = [];
       // Failed fetches (the expected 401 of /api/me while signed out) are logged by Chromium as

@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import '@picocss/pico/css/pico.min.css';
 import './styles/app.css';
+import './styles/console.css';
 import { api, ApiError, errorText, ok, useCsrfNames } from './api/client';
 import type { AuthConfig, Me } from './api/types';
 import { clearMessages, navigated, say, warn } from './lib/messages';
@@ -14,6 +15,7 @@ import { Home } from './screens/Home';
 import { may } from './lib/access';
 import { WORKSPACE_GROUPS, WORKSPACE_SCREENS } from './nav';
 import { lazy, onLazyShown } from './lib/lazy';
+import { currentWorkspace, LAST_WS } from './lib/workspace';
 
 // Every screen but sign-in and home arrives when first shown (docs/ui.md "First load"): the first
 // load carries the shell only, and Vite puts each screen's code in its own hashed chunk.
@@ -66,7 +68,7 @@ function Screen({ route }: { route: Route }) {
     case 'flow-new': return <FlowPage key={`${route.ws}/new`} ws={route.ws} tab="editor" />;
     case 'flow': return <FlowPage key={`${route.ws}/${route.namespace}/${route.id}`} ws={route.ws} namespace={route.namespace} id={route.id} tab={route.tab} />;
     case 'executions': return <ExecutionList key={route.ws} ws={route.ws} query={route.query} />;
-    case 'execution': return <ExecutionPage key={route.id} ws={route.ws} id={route.id} />;
+    case 'execution': return <ExecutionPage key={route.id} ws={route.ws} id={route.id} tab={route.query.get('tab') ?? ''} />;
     case 'apps': return <AppList key={route.ws} ws={route.ws} />;
     case 'app': return <AppPage key={`${route.ws}/${route.id}`} ws={route.ws} id={route.id} />;
     case 'app-open': return <AppFrame key={`${route.ws}/${route.id}/${route.mode}`} ws={route.ws} id={route.id} mode={route.mode} />;
@@ -92,17 +94,8 @@ const TITLES: Record<Route['name'], string> = {
   sql: 'SQL console', engines: 'Engines', alerts: 'Alerts', alert: 'Alert', reports: 'Reports', report: 'Report', 'data-api': 'Data API',
 };
 
-const LAST_WS = 'svc-workspace';
-/** The workspace the workspace navigation is about: the route's, else the last one used, else the first. */
-function currentWorkspace(route: Route, me: Me): string | undefined {
-  const slugs = me.workspaces.map((w) => w.slug);
-  if ('ws' in route) return route.ws;
-  let last: string | null = null;
-  try { last = localStorage.getItem(LAST_WS); } catch { last = null; }
-  return last && slugs.includes(last) ? last : slugs[0];
-}
 
-function WorkspaceNav({ route, me }: { route: Route; me: Me }) {
+function WorkspaceNav({ route, me, open }: { route: Route; me: Me; open: boolean }) {
   const ws = currentWorkspace(route, me);
   useEffect(() => { if (ws && 'ws' in route) { try { localStorage.setItem(LAST_WS, ws); } catch { /* storage disabled */ } } }, [ws]);
   if (!ws) return null;
@@ -110,7 +103,7 @@ function WorkspaceNav({ route, me }: { route: Route; me: Me }) {
   if (screens.length === 0) return null;
   const others = me.workspaces.filter((w) => w.slug !== ws);
   return (
-    <nav aria-label={`Workspace ${ws}`} class="wsnav">
+    <nav aria-label={`Workspace ${ws}`} class={open ? 'wsnav open' : 'wsnav'} id="wsnav">
       <div class="ws-pick">
         {others.length === 0 ? <strong class="ws-name">{ws}</strong> : (
           <select aria-label="Workspace" value={ws} onChange={(e) => { location.hash = WORKSPACE_SCREENS[0].href(e.currentTarget.value); }}>
@@ -134,21 +127,23 @@ function WorkspaceNav({ route, me }: { route: Route; me: Me }) {
   );
 }
 
-function TopBar({ route, me, onSignOut }: { route: Route; me: Me; onSignOut(): Promise<void> }) {
+function TopBar({ route, me, onSignOut, menu, setMenu }: { route: Route; me: Me; onSignOut(): Promise<void>; menu: boolean; setMenu(open: boolean): void }) {
   const [theme, setTheme] = useState(currentTheme);
   const [busy, setBusy] = useState(false);
   const link = (to: string, text: string, active: boolean) => <a href={to} aria-current={active ? 'page' : undefined}>{text}</a>;
   return (
-    <header class="topbar">
+    <header class={menu ? 'topbar menu-open' : 'topbar'}>
       <nav aria-label="Main" class="container">
         <ul>
           <li><a class="brand" href={href.home()}>svc</a></li>
+          {/* On a phone the navigation folds behind one button, so the screen comes first. */}
+          <li class="menu-item"><button type="button" class="outline secondary small menu-toggle" id="menu-toggle" aria-expanded={menu ? 'true' : 'false'} aria-controls="wsnav" onClick={() => setMenu(!menu)}>Menu</button></li>
           <li>{link(href.home(), 'Home', route.name === 'home')}</li>
           {isPlatformAdmin(me) ? <>
-            <li>{link(href.groups(), 'Groups', route.name === 'groups')}</li>
-            <li>{link(href.clients(), 'OAuth clients', route.name === 'clients')}</li>
-            <li>{link(href.audit(), 'Audit log', route.name === 'audit')}</li>
-            <li><a href="/admin/queues">Queues</a></li>
+            <li class="admin-link">{link(href.groups(), 'Groups', route.name === 'groups')}</li>
+            <li class="admin-link">{link(href.clients(), 'OAuth clients', route.name === 'clients')}</li>
+            <li class="admin-link">{link(href.audit(), 'Audit log', route.name === 'audit')}</li>
+            <li class="admin-link"><a href="/admin/queues">Queues</a></li>
           </> : null}
         </ul>
         <ul>
@@ -171,6 +166,7 @@ function App() {
   const route = useRoute();
   const [state, setState] = useState<State>({ phase: 'loading' });
   const focusNext = useRef(false);
+  const [menu, setMenu] = useState(false);
 
   /** Loads the sign-in configuration and who is signed in; a 401 shows the sign-in view. */
   const start = async (notice?: string) => {
@@ -182,6 +178,8 @@ function App() {
       setState({ phase: 'broken', message: `The sign-in configuration cannot be loaded: ${errorText(err)}` });
       return;
     }
+    // Not signed in (no live session): the sign-in view, without asking /api/me for a 401.
+    if (!config.signed_in) { setState({ phase: 'signed-out', config, notice }); return; }
     try {
       const me = await ok(api.GET('/api/me'));
       setState({ phase: 'signed-in', config, me });
@@ -197,6 +195,7 @@ function App() {
   useEffect(() => {
     if (first.current) { first.current = false; return; }
     navigated();
+    setMenu(false);
     focusNext.current = true;
   }, [route]);
   // A screen still loading has no heading yet: focus moves when it arrives (onLazyShown).
@@ -248,10 +247,10 @@ function App() {
 
   return (
     <SessionContext.Provider value={session}>
-      <TopBar route={route} me={state.me} onSignOut={signOut} />
+      <TopBar route={route} me={state.me} onSignOut={signOut} menu={menu} setMenu={setMenu} />
       {/* The workspace navigation and the screen: side by side on a wide window (app.css). */}
       <div class="container shell">
-        <WorkspaceNav route={route} me={state.me} />
+        <WorkspaceNav route={route} me={state.me} open={menu} />
         <main id="main" tabIndex={-1}>
           <Screen route={route} />
         </main>

@@ -71,7 +71,7 @@ export function guard(ctx: AppContext, need: (req: FastifyRequest) => Requiremen
     const ok = allows(snap, requirement);
     services.audit.record({
       action: `${req.method} ${req.routeOptions.url ?? req.url}`,
-      actorId: p.userId, actor: null,
+      actorId: p.userId, actor: snap.user?.email ?? null,
       target: 'workspace' in requirement ? `workspace:${requirement.workspace}` : 'platform',
       workspace: 'workspace' in requirement ? requirement.workspace : null,
       decision: ok ? 'allow' : 'deny',

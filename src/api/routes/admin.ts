@@ -104,7 +104,11 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: admin,
       schema: {
         tags: ['admin'], summary: 'Audit events, newest first; page with `before` (the last id seen)',
-        querystring: z.object({ before: bigintCursor.optional(), limit: z.coerce.number().int().min(1).max(500).default(100), kind: z.enum(['authz', 'governance', 'auth']).optional() }),
+        querystring: z.object({
+          before: bigintCursor.optional(), limit: z.coerce.number().int().min(1).max(500).default(100), kind: z.enum(['authz', 'governance', 'auth']).optional(),
+          /** Leaves out allowed reads (GET), which drown the rest. */
+          hide_reads: z.enum(['true', 'false']).optional(),
+        }),
         response: {
           200: z.object({
             events: z.array(z.object({
@@ -119,7 +123,7 @@ export function adminRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     }, async (req) => {
       const s = ctx.services();
       await s.audit.flush();
-      const events = await listAuditEvents(s.db, req.query);
+      const events = await listAuditEvents(s.db, { ...req.query, hideReads: req.query.hide_reads === 'true' });
       return {
         events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
         next_before: events.length === req.query.limit ? events[events.length - 1].id : null,

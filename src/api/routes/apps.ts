@@ -14,6 +14,7 @@ import { allows } from '../../access/access.js';
 import { AppStore, MAX_SOURCE_BYTES } from '../../apps/apps.js';
 import { queueAppStop } from '../../apps/pod-runtime.js';
 import type { AppRow } from '../../db/app-types.js';
+import { actorOf } from './admin.js';
 
 const BASE = '/api/workspaces/:ws/apps';
 const wsParam = z.object({ ws: z.string().min(1).max(63) });
@@ -70,7 +71,7 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         response: { 201: app, ...apiErrors },
       },
     }, async (req, reply) => {
-      const a = await store().create(await workspaceId(req), requireUser(req).userId, req.body);
+      const a = await store().create(await workspaceId(req), requireUser(req).userId, req.body, { actor: actorOf(req), workspace: ws(req) });
       return reply.status(201).send(out(a, true));
     });
 
@@ -94,7 +95,7 @@ export function appRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: editor,
       schema: { tags: ['apps'], summary: 'Delete an app, its draft and every version (ws_editor)', params: idParams, response: { 204: z.null(), ...apiErrors } },
     }, async (req, reply) => {
-      await store().delete(await workspaceId(req), req.params.id);
+      await store().delete(await workspaceId(req), req.params.id, { actor: actorOf(req), workspace: ws(req) });
       await queueAppStop(ctx.services(), req.params.id);
       return reply.status(204).send(null);
     });

@@ -20,13 +20,16 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     app.get('/api/auth/config', {
       schema: {
         tags: ['auth'], summary: 'How people can sign in (sets no cookie)',
-        response: { 200: z.object({ sso: z.boolean(), sso_login_url: z.string().nullable(), local_login: z.literal(true), csrf_header: z.string(), csrf_cookie: z.string() }) },
+        response: { 200: z.object({ sso: z.boolean(), sso_login_url: z.string().nullable(), local_login: z.literal(true), csrf_header: z.string(), csrf_cookie: z.string(), signed_in: z.boolean() }) },
       },
-    }, async () => {
+    }, async (req) => {
       const cfg = ctx.services().config;
       return {
         sso: cfg.oidc.enabled, sso_login_url: cfg.oidc.enabled ? '/api/auth/oidc/login' : null,
         local_login: true as const, csrf_header: cfg.csrf.header_name, csrf_cookie: cfg.csrf.cookie_name,
+        // Whether the request carries a live session: the console asks /api/me only then, instead
+        // of a 401 in the browser's console on every load before sign-in.
+        signed_in: Boolean(req.principal),
       };
     });
 

@@ -75,7 +75,7 @@ export function automationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         schema: { tags, summary: `Create a ${kind}; the answer carries its webhook signing secret, once`, params: wsParam, body, response: { 201: withSecret, ...errors } },
       }, async (req, reply) => {
         const ws = await workspace(req);
-        const { row, signingSecret } = await createAutomation(ctx.services(), actorOf(req), ws.id, { ...(req.body as z.infer<typeof alertInput>), kind } as never);
+        const { row, signingSecret } = await createAutomation(ctx.services(), actorOf(req), ws.id, { ...(req.body as z.infer<typeof alertInput>), kind } as never, ws.slug);
         return reply.status(201).send({ ...out(row, ws.slug), signing_secret: signingSecret });
       });
 
@@ -92,15 +92,15 @@ export function automationRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         schema: { tags, summary: `Replace a ${kind} (recipients left out are kept)`, params: idParams, body: updateBody, response: { 200: view, ...errors } },
       }, async (req) => {
         const { ws, row } = await load(req);
-        return out(await updateAutomation(ctx.services(), actorOf(req), row, { ...(req.body as object), kind } as never), ws.slug);
+        return out(await updateAutomation(ctx.services(), actorOf(req), row, { ...(req.body as object), kind } as never, ws.slug), ws.slug);
       });
 
       app.delete(`${base}/:id`, {
         preHandler: editor,
         schema: { tags, summary: `Delete a ${kind}, its evaluations and deliveries`, params: idParams, response: { 204: z.null(), ...errors } },
       }, async (req, reply) => {
-        const { row } = await load(req);
-        await deleteAutomation(ctx.services(), row);
+        const { ws, row } = await load(req);
+        await deleteAutomation(ctx.services(), row, { actor: actorOf(req), workspace: ws.slug });
         return reply.status(204).send(null);
       });
 

@@ -50,6 +50,11 @@ export function sameOriginCall(req: FastifyRequest, services: Services): boolean
   }
 }
 
+/** The dashboard page without links to font services on other origins (which the CSP refuses). */
+export function withoutForeignFonts(html: string): string {
+  return html.replace(/<link\b[^>]*href="https:\/\/fonts\.(googleapis|gstatic)\.com[^"]*"[^>]*>\s*/g, '');
+}
+
 export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const services = servicesOrNull(ctx);
@@ -81,10 +86,12 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     });
 
     // bull-board's page: its own scripts and styles (React sets inline style attributes, hence
-    // 'unsafe-inline' for styles only); no framing, plugins or foreign origins (its Google Fonts
-    // link is refused: the page falls back to local fonts and no admin's address reaches Google).
+    // 'unsafe-inline' for styles only); no framing, plugins or foreign origins. Its Google Fonts
+    // link is taken out of the page (the CSP refused it, an error in every admin's browser
+    // console): the page uses local fonts and no admin's address reaches Google.
     app.addHook('onSend', async (_req, reply, payload) => {
       reply.header('content-security-policy', DASHBOARD_CSP).header('x-frame-options', 'DENY').header('x-content-type-options', 'nosniff');
+      if (typeof payload === 'string' && String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return withoutForeignFonts(payload);
       return payload;
     });
 
@@ -94,7 +101,8 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       // Audit batches are read-only: nobody edits, adds or removes audit events from here.
       queues: services.queues.all().map((q) => new BullMQAdapter(q, { readOnlyMode: Object.values(QUEUES).some((d) => d.name === q.name && d.readOnly === true) })),
       serverAdapter,
-      options: { uiConfig: { boardTitle: 'svc queues' } },
+      // A way back to the console from the dashboard's header.
+      options: { uiConfig: { boardTitle: 'svc queues', miscLinks: [{ text: 'Back to the svc console', url: '/' }] } },
     });
     await app.register(serverAdapter.registerPlugin() as never, { prefix: DASHBOARD_PATH });
   };

@@ -58,7 +58,7 @@ const clientBody = z.object({
 }).strict();
 
 const accessEntry = z.object({
-  id: z.string(), at: z.string(), client: z.string().nullable(), method: z.string(), path: z.string(), status: z.number(),
+  id: z.string(), at: z.string(), client: z.string().nullable(), client_name: z.string().nullable(), method: z.string(), path: z.string(), status: z.number(),
   endpoint: z.string().nullable(), version: z.number().nullable(), rows: z.number().nullable(), bytes: z.number().nullable(), duration_ms: z.number().nullable(),
 });
 
@@ -110,7 +110,7 @@ export function dataApiRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }
       checkName(req.params.name);
       const columns = await probeColumns(s, ws.id, req.body);
-      const { endpoint, created } = await publish(s.db, s.clock, ws.id, req.params.name, req.body, requireUser(req).userId, columns);
+      const { endpoint, created } = await publish(s.db, s.clock, ws.id, req.params.name, req.body, requireUser(req).userId, columns, { actor: actorOf(req), workspace: ws.slug });
       return reply.status(created ? 201 : 200).send(endpointView(s.config, ws.slug, endpoint));
     });
 
@@ -139,7 +139,7 @@ export function dataApiRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       schema: { tags: ['data api'], summary: 'Delete an endpoint and every version of it', params: nameParams, response: { 204: z.null(), ...apiErrors } },
     }, async (req, reply) => {
       const ws = await workspace(req);
-      await deleteEndpoint(ctx.services().db, ws.id, req.params.name);
+      await deleteEndpoint(ctx.services().db, ws.id, req.params.name, { actor: actorOf(req), workspace: ws.slug });
       return reply.status(204).send(null);
     });
 

@@ -14,7 +14,7 @@ import { allows } from '../../access/access.js';
 import { forbidden, notFound, badRequest, DomainError } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { deleteFlow, getFlow, getRevision, listFlows, listRevisions, saveFlow, validateSource } from '../../workflows/flows.js';
-import { createExecution, getExecution, listAttempts, listExecutions, requestKill } from '../../workflows/executions.js';
+import { createExecution, EXEC_CURSOR_RE, execCursor, executionStats, getExecution, listAttempts, listExecutions, requestKill } from '../../workflows/executions.js';
 import { deleteNamespaceFile, getExecutionFile, getNamespaceFile, listExecutionFiles, listNamespaceFiles, putNamespaceFile } from '../../workflows/files.js';
 import { deleteWorkflowSecret, listWorkflowSecrets, putWorkflowSecret } from '../../workflows/secrets.js';
 import { NAMESPACE_RE, ID_RE } from '../../workflows/flow.js';
@@ -116,12 +116,27 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       schema: {
         tags: ['workflows'], summary: 'List flows (optionally of a namespace and its children)', params: wsParam,
         querystring: z.object({ namespace: z.string().regex(NAMESPACE_RE).optional(), limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) }),
-        response: { 200: z.object({ flows: z.array(z.object({ namespace: z.string(), id: z.string(), revision: z.number(), updated_at: z.string(), triggers: z.array(z.string()) })) }), ...errors },
+        response: {
+          200: z.object({
+            flows: z.array(z.object({
+              namespace: z.string(), id: z.string(), revision: z.number(), updated_at: z.string(), triggers: z.array(z.string()),
+              /** The newest execution, if any, and how many there are (counted up to 10,000). */
+              last_execution: z.object({ id: z.string(), state: states, created_at: z.string() }).nullable(), runs: z.number(),
+            })),
+          }),
+          ...errors,
+        },
       },
     }, async (req) => {
       const ws = await workspace(req);
       const rows = await listFlows(ctx.services().db, ws.id, req.query);
-      return { flows: rows.map((r) => ({ namespace: r.namespace, id: r.flow_id, revision: r.revision, updated_at: r.updated_at.toISOString(), triggers: ((r.definition as { triggers?: Array<{ type: string }> }).triggers ?? []).map((t) => t.type) })) };
+      return {
+        flows: rows.map((r) => ({
+          namespace: r.namespace, id: r.flow_id, revision: r.revision, updated_at: r.updated_at.toISOString(), triggers: ((r.definition as { triggers?: Array<{ type: string }> }).triggers ?? []).map((t) => t.type),
+          last_execution: r.last_execution_id && r.last_state && r.last_execution_at ? { id: r.last_execution_id, state: r.last_state, created_at: r.last_execution_at.toISOString() } : null,
+          runs: Number(r.runs),
+        })),
+      };
     });
 
     app.get(`${BASE}/flows/:namespace/:id`, {
@@ -188,13 +203,34 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       preHandler: viewer,
       schema: {
         tags: ['workflows'], summary: 'List executions, newest first', params: wsParam,
-        querystring: z.object({ namespace: z.string().optional(), flowId: z.string().optional(), state: states.optional(), limit: z.coerce.number().int().min(1).max(500).default(50), before: z.string().datetime().optional() }),
-        response: { 200: z.object({ executions: z.array(executionView) }), ...errors },
+        querystring: z.object({
+          namespace: z.string().optional(), flowId: z.string().optional(), state: states.optional(), limit: z.coerce.number().int().min(1).max(500).default(50),
+          before: z.string().datetime().optional(),
+          /** Created at or after (a time range's start). */
+          after: z.string().datetime().optional(),
+          /** The next page: `next_cursor` of the previous answer. */
+          cursor: z.string().max(100).regex(EXEC_CURSOR_RE, { message: 'cursor is the next_cursor of a previous answer' }).optional(),
+        }),
+        response: { 200: z.object({ executions: z.array(executionView), next_cursor: z.string().nullable() }), ...errors },
       },
     }, async (req) => {
       const ws = await workspace(req);
       const rows = await listExecutions(ctx.services(), ws.id, req.query);
-      return { executions: rows.map(execOut) };
+      const last = rows[rows.length - 1];
+      return { executions: rows.map(execOut), next_cursor: rows.length === req.query.limit && last ? execCursor(last) : null };
+    });
+
+    app.get(`${BASE}/executions/stats`, {
+      preHandler: viewer,
+      schema: {
+        tags: ['workflows'], summary: 'Executions created since a time, counted by state per hour or day (at most 92 days)', params: wsParam,
+        querystring: z.object({ since: z.string().datetime(), bucket: z.enum(['hour', 'day']).default('hour') }),
+        response: { 200: z.object({ buckets: z.array(z.object({ at: z.string(), state: states, count: z.number() })) }), ...errors },
+      },
+    }, async (req) => {
+      const ws = await workspace(req);
+      const s = ctx.services();
+      return { buckets: await executionStats(s.db, ws.id, new Date(req.query.since), req.query.bucket, s.clock.now()) };
     });
 
     app.get(`${BASE}/executions/:id`, {
@@ -329,7 +365,7 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     }, async (req) => {
       const ws = await workspace(req);
       if (!(req.body instanceof Readable)) throw new DomainError('bad_request', 'send the file as the raw body with Content-Type: application/octet-stream');
-      const { size } = await putNamespaceFile(ctx.services(), ws.id, req.params.namespace, req.query.path, req.body);
+      const { size } = await putNamespaceFile(ctx.services(), ws.id, req.params.namespace, req.query.path, req.body, { actor: actorOf(req), workspace: ws.slug });
       return { path: req.query.path, size };
     });
 
@@ -338,7 +374,7 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       schema: { tags: ['workflows'], summary: 'Delete a namespace file', params: nsParams, querystring: z.object({ path: z.string().min(1).max(1024) }), response: { 204: z.null(), ...errors } },
     }, async (req, reply) => {
       const ws = await workspace(req);
-      await deleteNamespaceFile(ctx.services(), ws.id, req.params.namespace, req.query.path);
+      await deleteNamespaceFile(ctx.services(), ws.id, req.params.namespace, req.query.path, { actor: actorOf(req), workspace: ws.slug });
       return reply.status(204).send(null);
     });
 

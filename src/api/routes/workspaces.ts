@@ -61,6 +61,18 @@ export function workspaceRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return workspaceView(ws);
     });
 
+    // The feature switches alone, for the workspace's own ws_admin (issue 28: a script task failed
+    // at run time asking for workflow_containers, which only a platform_admin could set, with no
+    // screen). Renaming stays with PATCH /api/workspaces/{ws} (platform_admin).
+    app.put('/api/workspaces/:ws/switches', {
+      preHandler: wsAdmin,
+      schema: {
+        tags: ['workspaces'], summary: 'Set the workspace\'s feature switches (ws_admin)', params: wsParams,
+        body: z.object({ workflow_containers: z.boolean().optional(), workflow_plugins: z.boolean().optional() }).strict(),
+        response: { 200: workspaceSchema, ...errors },
+      },
+    }, async (req) => workspaceView(await updateWorkspace(ctx.services(), actorOf(req), req.params.ws, req.body)));
+
     app.get('/api/workspaces/:ws/members', {
       preHandler: wsAdmin,
       schema: {

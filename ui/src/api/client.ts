@@ -10,7 +10,8 @@ import type { paths } from './schema';
 export type { paths };
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+  /** Seconds to wait before trying again (the answer's Retry-After), when it said. */
+  constructor(readonly status: number, readonly code: string, message: string, readonly retryAfter: number | null = null) { super(message); }
 }
 
 const csrf = { cookie: 'svc_csrf', header: 'X-Svc-CSRF' };
@@ -62,7 +63,8 @@ export async function ok<T>(call: Promise<Result<T>>): Promise<T> {
   if (!res.response.ok) {
     const body = res.error as { error?: unknown; message?: unknown } | undefined;
     const message = typeof body?.message === 'string' ? body.message : `request failed with status ${res.response.status}`;
-    throw new ApiError(res.response.status, typeof body?.error === 'string' ? body.error : 'error', message);
+    const retry = Number(res.response.headers.get('retry-after'));
+    throw new ApiError(res.response.status, typeof body?.error === 'string' ? body.error : 'error', message, Number.isFinite(retry) && retry > 0 ? retry : null);
   }
   return res.data as T;
 }

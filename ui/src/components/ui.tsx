@@ -35,10 +35,11 @@ export function FormError({ text }: { text: string }) {
   return <p class={`message error form-error${text ? ' visible' : ''}`} role="alert" aria-live="assertive" aria-atomic="true">{text}</p>;
 }
 
+/** A time to the second (issue 28: times were shown to the minute). */
 export function when(iso: string | null | undefined): string {
   if (!iso) return '';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
 /** Runs an async action with the button disabled and aria-busy set, so it cannot run twice. */

@@ -1,23 +1,33 @@
-// The SQL console's editor: CodeMirror 6 with SQL highlighting and keyword completion (the
-// PostgreSQL dialect, closest to DuckDB's and Trino's), mounted in a shadow root like the flow
-// editor (see mount.ts). Ctrl/Cmd-Enter runs the statement; Tab leaves the editor, so the
-// keyboard is never trapped.
+// The SQL editor (the SQL console, the Data API's endpoints): CodeMirror 6 with SQL highlighting
+// and completion of keywords and of the names the caller knows (the catalog's tables and their
+// columns), the PostgreSQL dialect (closest to DuckDB's and Trino's), mounted in a shadow root
+// like the flow editor (see mount.ts). Ctrl/Cmd-Enter runs the statement: the text handed to
+// onRun is the view's own, never a render's copy, which can be a frame behind (ownText.ts).
+// Tab leaves the editor, so the keyboard is never trapped.
 import { useEffect, useRef } from 'preact/hooks';
-import { EditorState } from '@codemirror/state';
+import { Compartment, EditorState } from '@codemirror/state';
 import { EditorView, drawSelection, highlightActiveLine, keymap, lineNumbers } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
-import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
+import { bracketMatching, syntaxHighlighting } from '@codemirror/language';
 import { autocompletion } from '@codemirror/autocomplete';
-import { PostgreSQL, sql } from '@codemirror/lang-sql';
-import { editorTheme, mountInShadow } from './mount';
+import { PostgreSQL, sql, type SQLNamespace } from '@codemirror/lang-sql';
+import { editorTheme, focusable, highlight, mountInShadow } from './mount';
+import { useOwnedText } from './ownText';
+
+/** What a screen may do with the editor from outside: insert at the cursor (the workbench's tree). */
+export interface SqlEditorHandle { insert(text: string): void; text(): string }
 
 export interface SqlEditorProps {
   id: string;
   value: string;
   label: string;
   onChange(text: string): void;
-  /** Ctrl/Cmd-Enter. */
-  onRun?(): void;
+  /** Ctrl/Cmd-Enter, with the editor's text at that moment. */
+  onRun?(text: string): void;
+  /** Names completed beside the keywords: `{ "iceberg.sales.orders": ["id", ...] }`. */
+  names?: SQLNamespace;
+  handle?(h: SqlEditorHandle | null): void;
+  rows?: 'small' | 'large';
 }
 
 export function SqlEditor(props: SqlEditorProps) {
@@ -25,29 +35,41 @@ export function SqlEditor(props: SqlEditorProps) {
   const view = useRef<EditorView | null>(null);
   const latest = useRef(props);
   latest.current = props;
+  const onChange = useRef<((t: string) => void) | undefined>(props.onChange);
+  onChange.current = props.onChange;
+  const reporter = useOwnedText(view, props.value, onChange);
+  const language = useRef(new Compartment());
 
   useEffect(() => {
-    const run = () => { latest.current.onRun?.(); return true; };
+    const run = (v: EditorView) => { latest.current.onRun?.(v.state.doc.toString()); return true; };
     const m = mountInShadow(host.current!, EditorState.create({
       doc: props.value,
       extensions: [
         lineNumbers(), highlightActiveLine(), drawSelection(), history(), bracketMatching(),
-        syntaxHighlighting(defaultHighlightStyle, { fallback: true }), sql({ dialect: PostgreSQL, upperCaseKeywords: true }),
-        autocompletion(), editorTheme,
-        keymap.of([{ key: 'Mod-Enter', run }, ...defaultKeymap, ...historyKeymap]),
+        syntaxHighlighting(highlight), language.current.of(sql({ dialect: PostgreSQL, upperCaseKeywords: true, schema: props.names })),
+        autocompletion(), editorTheme, focusable,
+        keymap.of([{ key: 'Mod-Enter', run, preventDefault: true }, ...defaultKeymap, ...historyKeymap]),
         EditorView.contentAttributes.of({ 'aria-label': props.label, id: props.id }),
-        EditorView.updateListener.of((u) => { if (u.docChanged) latest.current.onChange(u.state.doc.toString()); }),
+        reporter,
       ],
     }));
     view.current = m.view;
-    return () => { m.destroy(); view.current = null; };
+    const v = m.view;
+    latest.current.handle?.({
+      insert(text) {
+        const { from, to } = v.state.selection.main;
+        v.dispatch({ changes: { from, to, insert: text }, selection: { anchor: from + text.length }, scrollIntoView: true });
+        v.focus();
+      },
+      text: () => v.state.doc.toString(),
+    });
+    return () => { latest.current.handle?.(null); m.destroy(); view.current = null; };
   }, []);
 
-  // A statement picked from the history replaces the text; typing does not come back here.
+  // Names arrive after the editor (the catalog is read on demand): the completion follows them.
   useEffect(() => {
-    const v = view.current;
-    if (v && v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
-  }, [props.value]);
+    view.current?.dispatch({ effects: language.current.reconfigure(sql({ dialect: PostgreSQL, upperCaseKeywords: true, schema: props.names })) });
+  }, [props.names]);
 
-  return <div ref={host} class="yaml-editor" data-editor={props.id} />;
+  return <div ref={host} class={`yaml-editor${props.rows === 'small' ? ' editor-small' : ''}`} data-editor={props.id} />;
 }

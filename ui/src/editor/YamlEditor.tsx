@@ -11,17 +11,17 @@ import { useEffect, useRef } from 'preact/hooks';
 import { EditorState, type Extension } from '@codemirror/state';
 import { EditorView, drawSelection, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
-import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { bracketMatching, indentOnInput, syntaxHighlighting } from '@codemirror/language';
 import { yaml } from '@codemirror/lang-yaml';
+import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { linter, lintGutter, type Diagnostic } from '@codemirror/lint';
 import { autocompletion } from '@codemirror/autocomplete';
 import { unifiedMergeView } from '@codemirror/merge';
 import { locate } from './yamlPaths';
 import { schemaCompletion, type Schema } from './schemaComplete';
-import { editorTheme as theme, mountInShadow } from './mount';
-
-/** How many reported texts are remembered as possible echoes (a parent that never passes them back). */
-const MAX_ECHOES = 100;
+import { editorTheme as theme, focusable, highlight, mountInShadow } from './mount';
+import { useOwnedText } from './ownText';
+import { suggestKey, unknownKeys } from './didYouMean';
 
 export interface Problem { path: string; message: string; line: number }
 
@@ -38,8 +38,32 @@ export interface YamlEditorProps {
   schema?(): Promise<Schema>;
   /** Shows the changes from this text (a revision diff), read-only. */
   original?: string;
-  /** `text` for sources that are not YAML (an app's notebook source): no YAML highlighting. */
-  language?: 'yaml' | 'text';
+  /** The source's language: YAML (flows; JSON reads as YAML), SQL, or plain text (an app's notebook source). */
+  language?: 'yaml' | 'text' | 'sql';
+  /** Ctrl/Cmd-S, with the editor's text at that moment. */
+  onSave?(text: string): void;
+  /** The cursor moved (or the text changed): its offset in the text. */
+  onCursor?(pos: number): void;
+  /** What a screen may do with the editor from outside: move to a problem's line. */
+  handle?(h: YamlEditorHandle | null): void;
+}
+
+export interface YamlEditorHandle { goto(line: number): void }
+
+/**
+ * A misspelt key is reported on its mapping (`tasks[0]`, `Unrecognized key: "mesage"`): the
+ * problem moves onto the key itself and names the nearest key the mapping may take.
+ */
+function placeUnknownKeys(found: Array<{ path: string; message: string }>, text: string, root: Schema | null): Array<{ path: string; message: string }> {
+  return found.flatMap((p) => {
+    const keys = unknownKeys(p.message);
+    if (keys.length === 0) return [p];
+    return keys.map((key) => {
+      const path = p.path ? `${p.path}.${key}` : key;
+      const guess = root ? suggestKey(root, text, locate(text, path, '').from, key) : null;
+      return { path, message: guess ? `unknown key "${key}": did you mean "${guess}"?` : `unknown key "${key}"` };
+    });
+  });
 }
 
 export function YamlEditor(props: YamlEditorProps) {
@@ -47,27 +71,27 @@ export function YamlEditor(props: YamlEditorProps) {
   const view = useRef<EditorView | null>(null);
   const latest = useRef(props);
   latest.current = props;
-  /** The texts the view reported through onChange that the parent has not passed back yet. */
-  const emitted = useRef<string[]>([]);
+  const onChange = useRef(props.onChange);
+  onChange.current = props.onChange;
+  // The view owns its text; `value` replaces it only when it is not an echo (ownText.ts).
+  const reporter = useOwnedText(view, props.value, onChange);
+  // The schema, asked once and shared by completion and the linter's "did you mean".
+  const schemaOnce = useRef<Promise<Schema | null> | null>(null);
+  const loadSchema = () => (schemaOnce.current ??= latest.current.schema!().catch((err: unknown) => { schemaOnce.current = null; console.warn('flow schema not loaded', err); return null; }));
 
   useEffect(() => {
     const exts: Extension[] = [
       lineNumbers(), highlightActiveLineGutter(), highlightActiveLine(), drawSelection(), history(), indentOnInput(), bracketMatching(),
-      syntaxHighlighting(defaultHighlightStyle, { fallback: true }), props.language === 'text' ? [] : yaml(), theme,
-      keymap.of([...defaultKeymap, ...historyKeymap]),
+      syntaxHighlighting(highlight), props.language === 'text' ? [] : props.language === 'sql' ? sql({ dialect: PostgreSQL }) : yaml(), theme, focusable,
+      keymap.of([{ key: 'Mod-s', preventDefault: true, run: (v) => { latest.current.onSave?.(v.state.doc.toString()); return true; } }, ...defaultKeymap, ...historyKeymap]),
+      EditorView.updateListener.of((u) => { if (u.selectionSet || u.docChanged) latest.current.onCursor?.(u.state.selection.main.head); }),
       // (an aria-describedby could not reach the problems list outside the shadow root: that list
       // is a live region of its own)
       EditorView.contentAttributes.of({ 'aria-label': props.label, id: props.id }),
-      EditorView.updateListener.of((u) => {
-        if (!u.docChanged) return;
-        const text = u.state.doc.toString();
-        emitted.current.push(text);
-        if (emitted.current.length > MAX_ECHOES) emitted.current.shift();
-        latest.current.onChange?.(text);
-      }),
+      reporter,
     ];
     if (props.readOnly) exts.push(EditorState.readOnly.of(true), EditorView.editable.of(false));
-    if (props.schema && !props.readOnly) exts.push(autocompletion({ override: [schemaCompletion(() => latest.current.schema!())] }));
+    if (props.schema && !props.readOnly) exts.push(autocompletion({ override: [schemaCompletion(async () => { const sc = await loadSchema(); if (!sc) throw new Error('no schema'); return sc; })] }));
     if (props.original !== undefined) exts.push(unifiedMergeView({ original: props.original, mergeControls: false, gutter: true }));
     if (props.validate) {
       exts.push(lintGutter(), linter(async (v) => {
@@ -75,8 +99,9 @@ export function YamlEditor(props: YamlEditorProps) {
         const found = await latest.current.validate!(text);
         // The answer is for this text; a newer edit runs the linter again.
         if (v.state.doc.toString() !== text) return [];
+        const root = props.schema ? await loadSchema() : null;
         const problems: Problem[] = [];
-        const diagnostics: Diagnostic[] = found.map((p) => {
+        const diagnostics: Diagnostic[] = placeUnknownKeys(found, text, root).map((p) => {
           const at = locate(text, p.path, p.message);
           problems.push({ ...p, line: at.line });
           return { from: at.from, to: at.to, severity: 'error', message: p.path ? `${p.path}: ${p.message}` : p.message, source: 'flows/validate' };
@@ -87,24 +112,16 @@ export function YamlEditor(props: YamlEditorProps) {
     }
     const m = mountInShadow(host.current!, EditorState.create({ doc: props.value, extensions: exts }));
     view.current = m.view;
-    return () => { m.destroy(); view.current = null; };
-  }, [props.readOnly, props.original]);
-
-  // The editor owns its text. A parent that keeps it (onChange -> state -> value) passes back what
-  // the view itself wrote, often late: Preact runs a render's pending effects at the start of the
-  // next render, so while keys arrive faster than renders, this effect sees an older text than the
-  // view's. Pushing that back replaced the whole document under the cursor (and the open option
-  // list), which reported a change, which rendered again: keys were lost and the page stalled. So
-  // a value the view wrote is an echo and ignored (the echoes come in the order written, so those
-  // before it go too); only another value (a loaded revision) replaces the text.
-  useEffect(() => {
-    const v = view.current;
-    if (!v) return;
-    const echo = emitted.current.indexOf(props.value);
-    if (echo >= 0) { emitted.current.splice(0, echo + 1); return; }
-    emitted.current = [];
-    if (v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
-  }, [props.value]);
+    const v = m.view;
+    latest.current.handle?.({
+      goto(line) {
+        const l = v.state.doc.line(Math.max(1, Math.min(line, v.state.doc.lines)));
+        v.dispatch({ selection: { anchor: l.from + (/^\s*(- +)?/.exec(l.text)?.[0].length ?? 0) }, scrollIntoView: true });
+        v.focus();
+      },
+    });
+    return () => { latest.current.handle?.(null); m.destroy(); view.current = null; };
+  }, [props.readOnly, props.original, props.language]);
 
   return <div ref={host} class="yaml-editor" data-editor={props.id} />;
 }

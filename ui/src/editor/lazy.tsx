@@ -6,4 +6,4 @@ import type { SqlEditorProps } from './SqlEditor';
 
 export const Editor = lazy<YamlEditorProps>(() => import('./YamlEditor').then((m) => m.YamlEditor), 'Loading the editor…');
 export const SqlEditor = lazy<SqlEditorProps>(() => import('./SqlEditor').then((m) => m.SqlEditor), 'Loading the editor…');
-export type { YamlEditorProps, Problem } from './YamlEditor';
+export type { YamlEditorProps, Problem, YamlEditorHandle } from './YamlEditor';

@@ -75,7 +75,7 @@ function frames(lines: Line[], idx: number, col: number, itemStart: boolean, cur
   return up ? [...up, { via: { key: p.key, seq: dash !== undefined }, keys }] : null;
 }
 
-function resolve(root: Schema, s: Schema): Schema {
+export function resolve(root: Schema, s: Schema): Schema {
   for (let i = 0; i < 8 && s.$ref; i++) {
     const name = /^#\/\$defs\/(.+)$/.exec(s.$ref)?.[1];
     s = s.$ref === '#' ? root : name && root.$defs?.[name] ? root.$defs[name] : {};
@@ -90,7 +90,7 @@ function alternatives(root: Schema, s: Schema): Schema[] {
   return alts ? alts.flatMap((a) => alternatives(root, a)) : r.properties ? [r] : [];
 }
 
-function valuesOf(root: Schema, s: Schema | undefined): string[] {
+export function valuesOf(root: Schema, s: Schema | undefined): string[] {
   if (!s) return [];
   const r = resolve(root, s);
   if (r.const !== undefined) return [String(r.const)];
@@ -129,7 +129,7 @@ export function schemasAt(root: Schema, path: Frame[], exclude?: string): Schema
   return pick(root, cur.flatMap((s) => alternatives(root, s)), keys);
 }
 
-function typeText(root: Schema, s: Schema): string {
+export function typeText(root: Schema, s: Schema): string {
   const r = resolve(root, s);
   if (r.const !== undefined) return JSON.stringify(r.const);
   if (r.enum) return r.enum.map((v) => JSON.stringify(v)).join(' | ');

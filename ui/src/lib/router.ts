@@ -2,6 +2,7 @@
 // screen is a bookmarkable URL (`#/groups`, `#/w/default/flows/sales/nightly`, ...). Filters are
 // kept in the hash's query (`#/w/default/executions?state=FAILED`), so a filtered list is a link.
 import { useEffect, useState } from 'preact/hooks';
+import { mayLeave } from './unsaved';
 
 /** Workspace screens at `#/w/<ws>/<page>` with only a query (filters, the folder shown). */
 export const WS_PAGES = ['triggers', 'files', 'secrets', 'connections', 'policies', 'tags'] as const;
@@ -18,7 +19,7 @@ export type Route =
   | { name: 'flow-new'; ws: string }
   | { name: 'flow'; ws: string; namespace: string; id: string; tab: 'editor' | 'revisions' | 'topology' }
   | { name: 'executions'; ws: string; query: URLSearchParams }
-  | { name: 'execution'; ws: string; id: string }
+  | { name: 'execution'; ws: string; id: string; query: URLSearchParams }
   | { name: 'apps'; ws: string }
   | { name: 'app'; ws: string; id: string }
   | { name: 'app-open'; ws: string; id: string; mode: 'run' | 'edit' }
@@ -89,7 +90,7 @@ export function parseRoute(hash: string): Route {
     if (rest[0] === 'engines' && rest.length === 1) return { name: 'engines', ws };
     if (rest[0] === 'executions') {
       if (rest.length === 1) return { name: 'executions', ws, query };
-      if (rest.length === 2) return { name: 'execution', ws, id: rest[1] };
+      if (rest.length === 2) return { name: 'execution', ws, id: rest[1], query };
     }
   }
   return { name: 'notfound', path };
@@ -116,7 +117,7 @@ export const href = {
   flowNew: (ws: string) => `#/w/${e(ws)}/flows/new`,
   flow: (ws: string, namespace: string, id: string, tab?: 'revisions' | 'topology') => `#/w/${e(ws)}/flows/${e(namespace)}/${e(id)}${tab ? `/${tab}` : ''}`,
   executions: (ws: string, query?: Record<string, string | undefined>) => `#/w/${e(ws)}/executions${qs(query)}`,
-  execution: (ws: string, id: string) => `#/w/${e(ws)}/executions/${e(id)}`,
+  execution: (ws: string, id: string, tab?: string) => `#/w/${e(ws)}/executions/${e(id)}${qs({ tab })}`,
   alerts: (ws: string) => `#/w/${e(ws)}/alerts`,
   alertNew: (ws: string) => `#/w/${e(ws)}/alerts/new`,
   alert: (ws: string, id: string) => `#/w/${e(ws)}/alerts/${e(id)}`,
@@ -141,8 +142,13 @@ export const routeWorkspace = (r: Route): string | undefined => ('ws' in r ? r.w
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
   useEffect(() => {
+    let shown = location.hash;
     const onChange = () => {
       if (!location.hash.startsWith('#/') && location.hash !== '') return;
+      // Back or Forward away from a screen with unsaved changes asks first; staying puts the
+      // address back without a navigation (lib/unsaved.ts).
+      if (!mayLeave(location.hash)) { history.pushState(null, '', shown || '#/'); return; }
+      shown = location.hash;
       setRoute(parseRoute(location.hash));
     };
     window.addEventListener('hashchange', onChange);

@@ -1,7 +1,7 @@
 // The sign-in view: with single sign-on, a primary SSO link and a break-glass button that reveals
 // the local form; without it, the email/password form directly (email focused).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ok, errorText } from '../api/client';
+import { api, ok, errorText, ApiError } from '../api/client';
 import type { AuthConfig } from '../api/types';
 import { clearMessages, warn } from '../lib/messages';
 
@@ -12,6 +12,14 @@ function ssoHref(loginUrl: string): string {
   if (u.origin !== location.origin) return loginUrl;
   if (location.hash.startsWith('#/') && location.hash.length > 2) u.searchParams.set('return_to', `/${location.hash}`);
   return u.pathname + u.search;
+}
+
+/** The server's message; a rate-limit refusal says when to try again, from its Retry-After. */
+export function refusal(err: unknown): string {
+  if (!(err instanceof ApiError) || err.status !== 429 || !err.retryAfter) return errorText(err);
+  const at = new Date(Date.now() + err.retryAfter * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const wait = err.retryAfter < 90 ? `${err.retryAfter} seconds` : `${Math.ceil(err.retryAfter / 60)} minutes`;
+  return `Too many sign-in attempts. Try again in ${wait}, at ${at}.`;
 }
 
 export function SignIn({ config, notice, onSignedIn }: { config: AuthConfig; notice?: string; onSignedIn(): void }) {
@@ -43,7 +51,7 @@ export function SignIn({ config, notice, onSignedIn }: { config: AuthConfig; not
     } catch (err) {
       password.current!.value = '';
       setInvalid(true);
-      warn(errorText(err));
+      warn(refusal(err));
       password.current!.focus();
       return;
     } finally {

@@ -13,6 +13,7 @@ import { reportTo, useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
 import { AlertForm } from './AlertForm';
 import { KIND, conditionText, contentText, paths, type Kind } from './alerts';
+import { ValueChart } from './ValueChart';
 
 /** The signing secret of an alert just created, handed to its page once (never stored elsewhere). */
 let createdSecret = '';
@@ -58,6 +59,7 @@ export function AlertPage({ ws, id, kind = 'alert' }: { ws: string; id?: string;
 
   return (
     <>
+      <nav aria-label="Breadcrumb" class="crumbs"><ul><li><a href={k.list(ws)}>{k.title}</a></li><li>{a.name}</li></ul></nav>
       <div class="title-row"><h1>{a.name}</h1>
         {editor ? <div class="actions">
           <Button busy={busy} onClick={runNow}>Run now</Button>
@@ -78,6 +80,7 @@ export function AlertPage({ ws, id, kind = 'alert' }: { ws: string; id?: string;
           <dt>Recipients</dt><dd>{a.recipients.map((r) => `${r.type} ${r.target}`).join(', ')}</dd>
         </dl>
       )}
+      {kind === 'alert' && evals.data ? <ValueChart alert={a} evaluations={evals.data} /> : null}
       <h2>Evaluations</h2>
       {(evals.data ?? []).length === 0 ? <p class="empty">No evaluations yet.</p> : (
         <Table caption="Evaluations, newest first" headers={['Slot', 'Outcome', 'Value', 'Error', 'Notification']} id="evaluations-table">

@@ -6,12 +6,11 @@ import type { Body } from '../../api/types';
 import { Table, when } from '../../components/ui';
 import { href, NS_SEP } from '../../lib/router';
 import { useLoad } from '../../lib/useLoad';
+import { icebergName } from '../../lib/sqlNames';
 import { Columns, Crumbs, Problem, Properties } from './parts';
 
 type TableInfo = Body<'/api/workspaces/{ws}/catalog/namespaces/{namespace}/tables/{name}', 'get'>;
 
-/** A name as SQL reads it: plain when it is a simple identifier, else double-quoted. */
-export const ident = (n: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(n) ? n : `"${n.replace(/"/g, '""')}"`);
 
 function Snapshots({ t }: { t: TableInfo }) {
   if (t.snapshots.length === 0) return <p class="muted" id="no-snapshots">No snapshot yet: nothing was written to this table.</p>;
@@ -51,7 +50,7 @@ export function CatalogTable({ ws, namespace, name }: { ws: string; namespace: s
       {!d ? (t.error ? <Problem error={t.error} /> : <p aria-busy="true">Loading the table…</p>) : (
         <>
           <p>
-            <a role="button" class="small" id="query-table" href={href.sql(ws, { sql: `SELECT * FROM ${[...namespace, name].map(ident).join('.')} LIMIT 100` })}>Query in the SQL console</a>
+            <a role="button" class="small" id="query-table" href={href.sql(ws, { sql: `SELECT * FROM ${icebergName(namespace, name)} LIMIT 100` })}>Query in the SQL console</a>
           </p>
           <dl class="facts" id="table-facts">
             <dt>Format version</dt><dd>{d.format_version ?? '—'}</dd>

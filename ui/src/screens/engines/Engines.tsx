@@ -78,7 +78,14 @@ export function Engines({ ws }: { ws: string }) {
           ))}
         </Table>
       )}
-      {admin && data ? <EngineForm ws={ws} kinds={data.kinds} onCreated={async (name) => { say(`Created engine ${name}; it is provisioning.`); await list.reload(); }} /> : null}
+      {/* With nothing to provision engines with, the form is not offered: it says why before anything is filled (issue 28). */}
+      {admin && data && data.provisioner.name === 'none' ? (
+        <section aria-labelledby="h-no-add">
+          <h2 id="h-no-add">Add an engine</h2>
+          <p class="notice" id="engines-off">Adding engines is off in this service: the provisioner is <code>none</code> ({data.provisioner.reason}). An operator sets <code>engines.provisioner</code> (<code>local_container</code>, <code>cluster</code> or <code>auto</code> with a cluster) to provision them; until then SQL runs on the embedded engine.</p>
+        </section>
+      ) : null}
+      {admin && data && data.provisioner.name !== 'none' ? <EngineForm ws={ws} kinds={data.kinds} onCreated={async (name) => { say(`Created engine ${name}; it is provisioning.`); await list.reload(); }} /> : null}
     </>
   );
 }

@@ -1,47 +1,62 @@
-// Executions of a workspace, newest first, with filters kept in the URL (namespace, flow, state,
-// started before); refreshed every few seconds while any shown execution is still running.
+// Executions of a workspace, newest first: what a person scans for (id with a copy button, flow,
+// state, start to the second, duration), filters kept in the URL (namespace, flow, state, a time
+// range preset, a search in the page) and real paging: "Older" follows the server's cursor (kept in
+// the URL, so a page is a link and Back returns to the newer one). Refreshed every 2 s while any
+// shown execution is still running.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
-import { Table, when } from '../../components/ui';
+import { Table } from '../../components/ui';
+import { ShortId } from '../../components/Copy';
 import { href, replaceQuery } from '../../lib/router';
+import { Time } from '../../lib/time';
 import { useLoad } from '../../lib/useLoad';
 import { StateTag, STATES, TERMINAL, duration } from './states';
 
 type State = (typeof STATES)[number];
+export const RANGES: Record<string, { label: string; hours: number }> = {
+  '1h': { label: 'Last hour', hours: 1 }, '24h': { label: 'Last 24 hours', hours: 24 }, '7d': { label: 'Last 7 days', hours: 168 }, '30d': { label: 'Last 30 days', hours: 720 },
+};
+const PAGE = 50;
 
 export function ExecutionList({ ws, query }: { ws: string; query: URLSearchParams }) {
   const stateParam = query.get('state') ?? '';
   const state: State | '' = (STATES as readonly string[]).includes(stateParam) ? stateParam as State : '';
-  const applied = {
-    namespace: query.get('namespace') ?? '', flowId: query.get('flowId') ?? '', state,
-    before: query.get('before') ?? '',
-  };
+  const range = RANGES[query.get('range') ?? ''] ? query.get('range')! : '';
+  const applied = { namespace: query.get('namespace') ?? '', flowId: query.get('flowId') ?? '', state, range, q: query.get('q') ?? '' };
+  const cursor = query.get('cursor') ?? '';
   const [form, setForm] = useState(applied);
-  const list = useLoad(async () => (await ok(api.GET('/workflows/v1/{ws}/executions', {
+  // A link to other filters (the home page's tiles, Back) keeps this screen: the form follows the URL.
+  useEffect(() => setForm(applied), [query.toString()]);
+  // The time range is fixed when the list is asked (a page of "last hour" does not slide while read).
+  const list = useLoad(async () => ok(api.GET('/workflows/v1/{ws}/executions', {
     params: { path: { ws }, query: {
-      namespace: applied.namespace || undefined, flowId: applied.flowId || undefined, state: applied.state || undefined,
-      before: applied.before ? new Date(applied.before).toISOString() : undefined, limit: 100,
+      namespace: applied.namespace || undefined, flowId: applied.flowId || undefined, state: applied.state || undefined, limit: PAGE,
+      after: range ? new Date(Date.now() - RANGES[range].hours * 3_600_000).toISOString() : undefined, cursor: cursor || undefined,
     } },
-  }))).executions, [ws, query.toString()]);
+  })), [ws, query.toString()]);
 
   // Live state: poll while something shown can still change.
-  const live = (list.data ?? []).some((e) => !TERMINAL.has(e.state));
+  const rows = list.data?.executions ?? [];
+  const live = rows.some((e) => !TERMINAL.has(e.state));
   useEffect(() => {
     if (!live) return;
     const t = setInterval(() => { void list.reload(); }, 2000);
     return () => clearInterval(t);
   }, [live, query.toString()]);
 
-  const apply = (ev: Event) => {
-    ev.preventDefault();
-    replaceQuery(href.executions(ws), { namespace: form.namespace.trim() || undefined, flowId: form.flowId.trim() || undefined, state: form.state || undefined, before: form.before || undefined });
-  };
+  const params = (f: typeof form, more: Record<string, string | undefined> = {}) => ({
+    namespace: f.namespace.trim() || undefined, flowId: f.flowId.trim() || undefined, state: f.state || undefined, range: f.range || undefined, q: f.q.trim() || undefined, ...more,
+  });
+  const apply = (ev: Event) => { ev.preventDefault(); replaceQuery(href.executions(ws), params(form)); };
   const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const needle = applied.q.trim().toLowerCase();
+  const shown = rows.filter((e) => !needle || `${e.id} ${e.namespace}.${e.flow_id} ${e.state} ${e.error ?? ''}`.toLowerCase().includes(needle));
 
   return (
     <>
       <h1>Executions</h1>
       <form class="row filters" role="search" aria-label="Filter executions" onSubmit={apply}>
+        <div class="grow"><label for="ex-q">Search</label><input id="ex-q" type="search" value={form.q} maxLength={200} spellcheck={false} placeholder="id, flow or error" onInput={set('q')} /></div>
         <div class="grow"><label for="ex-ns">Namespace</label><input id="ex-ns" value={form.namespace} maxLength={200} spellcheck={false} onInput={set('namespace')} /></div>
         <div class="grow"><label for="ex-flow">Flow id</label><input id="ex-flow" value={form.flowId} maxLength={100} spellcheck={false} onInput={set('flowId')} /></div>
         <div><label for="ex-state">State</label>
@@ -50,22 +65,31 @@ export function ExecutionList({ ws, query }: { ws: string; query: URLSearchParam
             {STATES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </div>
-        <div><label for="ex-before">Started before</label><input id="ex-before" type="datetime-local" value={form.before} onInput={set('before')} /></div>
+        <div><label for="ex-range">Time range</label>
+          <select id="ex-range" value={form.range} onChange={set('range')}>
+            <option value="">all time</option>
+            {Object.entries(RANGES).map(([k, v]) => <option key={k} value={k}>{v.label}</option>)}
+          </select>
+        </div>
         <button type="submit">Filter</button>
       </form>
-      {list.data === undefined ? (list.error ? null : <p aria-busy="true">Loading executions…</p>) : list.data.length === 0 ? <p class="empty" id="no-executions">No executions match.</p> : (
-        <Table caption="Executions, newest first" headers={['Execution', 'Flow', 'State', 'Created', 'Duration']} id="executions-table">
-          {list.data.map((e) => (
+      {list.data === undefined ? (list.error ? null : <p aria-busy="true">Loading executions…</p>) : shown.length === 0 ? <p class="empty" id="no-executions">No executions match.</p> : (
+        <Table caption="Executions, newest first" headers={['Execution', 'Flow', 'State', 'Started', 'Duration']} id="executions-table">
+          {shown.map((e) => (
             <tr key={e.id} data-execution={e.id}>
-              <th scope="row"><a href={href.execution(ws, e.id)}><code>{e.id.slice(0, 8)}</code></a></th>
+              <th scope="row"><ShortId id={e.id} href={href.execution(ws, e.id)} what="execution id" /></th>
               <td><a href={href.flow(ws, e.namespace, e.flow_id)}>{e.namespace}.{e.flow_id}</a> <small class="muted">rev {e.flow_revision}</small></td>
               <td><StateTag state={e.state} /></td>
-              <td>{when(e.created_at)}</td>
-              <td>{duration(e.started_at, e.ended_at)}</td>
+              <td><Time iso={e.started_at ?? e.created_at} /></td>
+              <td class="num">{duration(e.started_at, e.ended_at)}</td>
             </tr>
           ))}
         </Table>
       )}
+      <nav class="pager actions" aria-label="Pages of executions">
+        {cursor ? <a role="button" class="secondary outline small" href={href.executions(ws, params(applied))} id="newest-page">Newest</a> : null}
+        {list.data?.next_cursor ? <a role="button" class="secondary small" id="older-page" href={href.executions(ws, params(applied, { cursor: list.data.next_cursor }))}>Older</a> : null}
+      </nav>
     </>
   );
 }

@@ -1,51 +1,29 @@
-// One execution: its state (polled while it runs), the task-run tree with a time bar per run
-// (a small Gantt chart), attempts, inputs and outputs, files to download, live logs, and the
-// actions a ws_editor has: kill (while it runs) and re-run (a new execution of the same flow with
-// the same inputs, like Kestra's "replay" from the start).
+// One execution, in tabs as Kestra's: Gantt (a time line of the task runs, their table and
+// attempts), Logs (live, filling the tab and following), Topology (the flow's graph with each
+// task's state), Outputs (inputs and outputs) and Files; the tab is in the URL (`?tab=logs`).
+// Above the tabs: the state (polled every second while it runs, in a live region), what started
+// it, times to the second (the millisecond on hover), and the ws_editor's actions: Kill (while
+// it runs) and Re-run (a new execution of the same flow with the same inputs).
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
-import type { Body } from '../../api/types';
-import { Button, Table, when } from '../../components/ui';
+import { Button, Table } from '../../components/ui';
+import { ShortId } from '../../components/Copy';
+import { Tabs } from '../../components/Tabs';
 import { may } from '../../lib/access';
 import { clearMessages, say, sayAfterNavigation } from '../../lib/messages';
-import { href } from '../../lib/router';
+import { href, replaceQuery } from '../../lib/router';
 import { reportTo, useSession } from '../../lib/session';
+import { Time } from '../../lib/time';
 import { useLoad } from '../../lib/useLoad';
+import { Topology } from '../flows/Topology';
 import { Attempts } from './Attempts';
+import { Gantt } from './Gantt';
 import { Logs } from './Logs';
+import { depthOf, runName, taskStates, treeOrder } from './runs';
 import { StateTag, TERMINAL, duration } from './states';
+import '../../styles/screens.css';
 
-type Execution = Body<'/workflows/v1/{ws}/executions/{id}', 'get'>;
-type TaskRun = Execution['task_runs'][number];
-
-function depthOf(run: TaskRun, byId: Map<string, TaskRun>): number {
-  let d = 0;
-  for (let p = run.parent_id; p && d < 50; p = byId.get(p)?.parent_id ?? null) d++;
-  return d;
-}
-
-/** Task runs in tree order: each parent followed by its children (by start time). */
-function treeOrder(runs: TaskRun[]): TaskRun[] {
-  const kids = new Map<string | null, TaskRun[]>();
-  for (const r of runs) kids.set(r.parent_id, [...(kids.get(r.parent_id) ?? []), r]);
-  const out: TaskRun[] = [];
-  const visit = (parent: string | null, depth: number) => {
-    if (depth > 50) return;
-    for (const r of kids.get(parent) ?? []) { out.push(r); visit(r.id, depth + 1); }
-  };
-  visit(null, 0);
-  return out.length === runs.length ? out : runs;
-}
-
-function Bar({ run, t0, t1 }: { run: TaskRun; t0: number; t1: number }) {
-  if (!run.started_at || t1 <= t0) return null;
-  const s = Date.parse(run.started_at);
-  const e = run.ended_at ? Date.parse(run.ended_at) : t1;
-  const left = ((s - t0) / (t1 - t0)) * 100;
-  const width = Math.max(0.5, ((e - s) / (t1 - t0)) * 100);
-  // Set through the CSSOM (Preact's style object), which the CSP's style-src does not govern.
-  return <div class="gantt" aria-hidden="true"><div class={`gantt-bar state-${run.state.toLowerCase()}`} style={{ marginLeft: `${left}%`, width: `${Math.min(width, 100 - left)}%` }} /></div>;
-}
+const TABS = [{ id: 'gantt', label: 'Gantt' }, { id: 'logs', label: 'Logs' }, { id: 'topology', label: 'Topology' }, { id: 'outputs', label: 'Outputs' }, { id: 'files', label: 'Files' }];
 
 /** What started an execution: a person through the API, a schedule's slot, another execution's end, a webhook. */
 function TriggeredBy({ ws, trigger }: { ws: string; trigger: unknown }) {
@@ -53,20 +31,24 @@ function TriggeredBy({ ws, trigger }: { ws: string; trigger: unknown }) {
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   switch (t.type) {
     case 'api': return <>{text(t.user) || 'the API'}</>;
-    case 'schedule': return <>schedule <code>{text(t.id)}</code> (slot {when(text(t.date))})</>;
+    case 'schedule': return <>schedule <code>{text(t.id)}</code> (slot <Time iso={text(t.date)} />)</>;
     case 'flow': return <>flow trigger <code>{text(t.id)}</code> after execution {typeof t.executionId === 'string' ? <a href={href.execution(ws, t.executionId)}><code>{t.executionId.slice(0, 8)}</code></a> : null}</>;
     case 'webhook': return <>webhook trigger <code>{text(t.id)}</code></>;
     default: return <>{text(t.type) || '—'}</>;
   }
 }
 
-export function ExecutionPage({ ws, id }: { ws: string; id: string }) {
+export function ExecutionPage({ ws, id, tab }: { ws: string; id: string; tab: string }) {
   const session = useSession();
   const canRun = may(session.me, ws, 'ws_editor');
+  const current = TABS.some((t) => t.id === tab) ? tab : 'gantt';
   const ex = useLoad(() => ok(api.GET('/workflows/v1/{ws}/executions/{id}', { params: { path: { ws, id } } })), [ws, id]);
   const files = useLoad(() => ok(api.GET('/workflows/v1/{ws}/executions/{id}/files', { params: { path: { ws, id } } })), [ws, id]);
-  const [now, setNow] = useState(Date.now());
   const e = ex.data;
+  // The flow's source at the revision that ran, for the topology.
+  const source = useLoad(async () => (e ? (await ok(api.GET('/workflows/v1/{ws}/flows/{namespace}/{id}/revisions/{revision}', { params: { path: { ws, namespace: e.namespace, id: e.flow_id, revision: e.flow_revision } } }))).source : null),
+    [ws, e?.namespace, e?.flow_id, e?.flow_revision, current === 'topology']);
+  const [now, setNow] = useState(Date.now());
   const running = e ? !TERMINAL.has(e.state) : false;
 
   useEffect(() => { document.title = `Execution ${id.slice(0, 8)} · svc`; }, [id]);
@@ -100,13 +82,11 @@ export function ExecutionPage({ ws, id }: { ws: string; id: string }) {
   if (!e) return <><h1>Execution <code>{id.slice(0, 8)}</code></h1>{ex.error ? null : <p aria-busy="true">Loading the execution…</p>}</>;
   const byId = new Map(e.task_runs.map((r) => [r.id, r]));
   const ordered = treeOrder(e.task_runs);
-  const t0 = Date.parse(e.started_at ?? e.created_at);
-  const t1 = e.ended_at ? Date.parse(e.ended_at) : now;
-  const names = new Map(ordered.map((r) => [r.id, r.task_id + (r.iteration !== null && r.iteration !== undefined ? ` [${JSON.stringify(r.iteration)}]` : '')]));
+  const names = new Map(ordered.map((r) => [r.id, runName(r)]));
 
   return (
     <>
-      <nav aria-label="Breadcrumb" class="crumbs"><ul><li><a href={href.executions(ws)}>Executions</a></li><li>{id.slice(0, 8)}</li></ul></nav>
+      <nav aria-label="Breadcrumb" class="crumbs"><ul><li><a href={href.executions(ws)}>Executions</a></li><li><a href={href.flow(ws, e.namespace, e.flow_id)}>{e.namespace}.{e.flow_id}</a></li><li>{id.slice(0, 8)}</li></ul></nav>
       <div class="title-row">
         <h1>Execution <code>{id.slice(0, 8)}</code></h1>
         <div class="actions">
@@ -114,47 +94,55 @@ export function ExecutionPage({ ws, id }: { ws: string; id: string }) {
           {canRun && !running ? <Button id="rerun" onClick={rerun}>Re-run</Button> : null}
         </div>
       </div>
-      <dl class="facts">
-        <dt>Flow</dt><dd><a href={href.flow(ws, e.namespace, e.flow_id)}>{e.namespace}.{e.flow_id}</a> (revision {e.flow_revision})</dd>
+      <dl class="facts facts-row">
         <dt>State</dt><dd><span id="execution-state" role="status" aria-live="polite"><StateTag state={e.state} /></span></dd>
+        <dt>Id</dt><dd><ShortId id={e.id} what="execution id" /></dd>
+        <dt>Flow</dt><dd><a href={href.flow(ws, e.namespace, e.flow_id)}>{e.namespace}.{e.flow_id}</a> (revision {e.flow_revision})</dd>
         <dt>Started by</dt><dd id="execution-trigger"><TriggeredBy ws={ws} trigger={e.trigger} /></dd>
-        <dt>Created</dt><dd>{when(e.created_at)}</dd>
-        <dt>Duration</dt><dd>{duration(e.started_at, e.ended_at, now)}</dd>
+        <dt>Created</dt><dd><Time iso={e.created_at} /></dd>
+        <dt>Duration</dt><dd id="execution-duration">{duration(e.started_at, e.ended_at, now)}</dd>
         {e.error ? <><dt>Error</dt><dd class="error-text" id="execution-error">{e.error}</dd></> : null}
       </dl>
-      <section aria-labelledby="h-runs">
-        <h2 id="h-runs">Task runs</h2>
-        {ordered.length === 0 ? <p class="muted">No task has started yet.</p> : (
-          <Table caption="Task runs in tree order" headers={['Task', 'State', 'Attempt', 'Started', 'Duration', 'Timeline']} id="task-runs">
-            {ordered.map((r) => (
-              <tr key={r.id} data-task={r.task_id}>
-                <th scope="row" class={`depth-${Math.min(depthOf(r, byId), 6)}`}>{names.get(r.id)}{r.error ? <small class="error-text"><br />{r.error}</small> : null}</th>
-                <td><StateTag state={r.state} /></td>
-                <td class="num">{r.attempt}</td>
-                <td>{when(r.started_at)}</td>
-                <td>{duration(r.started_at, r.ended_at, now)}</td>
-                <td class="timeline"><Bar run={r} t0={t0} t1={t1} /></td>
-              </tr>
-            ))}
-          </Table>
-        )}
-      </section>
-      <Attempts e={e} ordered={ordered} names={names} now={now} />
-      <div class="grid">
-        <section aria-labelledby="h-inputs"><h2 id="h-inputs">Inputs</h2><pre id="execution-inputs">{JSON.stringify(e.inputs, null, 2)}</pre></section>
-        <section aria-labelledby="h-outputs"><h2 id="h-outputs">Outputs</h2><pre id="execution-outputs">{JSON.stringify(e.outputs, null, 2)}</pre></section>
-      </div>
-      <section aria-labelledby="h-files">
-        <h2 id="h-files">Files</h2>
-        {files.data === undefined ? null : files.data.files.length === 0 ? <p class="muted" id="no-files">{running ? 'No files yet.' : 'This execution wrote no files.'}</p> : (
-          <ul id="execution-files">
-            {files.data.files.map((f) => (
-              <li key={f.path}><a href={`/workflows/v1/${encodeURIComponent(ws)}/executions/${encodeURIComponent(id)}/files/download?path=${encodeURIComponent(f.path)}`} download>{f.path}</a> <small class="muted">{f.size} bytes</small></li>
-            ))}
-          </ul>
-        )}
-      </section>
-      <Logs key={id} ws={ws} id={id} running={running} taskNames={names} />
+      <Tabs id="execution-tabs" label="Execution views" tabs={TABS} current={current} onSelect={(t) => replaceQuery(href.execution(ws, id), { tab: t === 'gantt' ? undefined : t })}>
+        {current === 'gantt' ? <>
+          <Gantt e={e} ordered={ordered} now={now} />
+          <section aria-labelledby="h-runs">
+            <h2 id="h-runs">Task runs</h2>
+            {ordered.length === 0 ? <p class="muted">No task has started yet.</p> : (
+              <Table caption="Task runs in tree order" headers={['Task', 'State', 'Attempt', 'Started', 'Duration']} id="task-runs">
+                {ordered.map((r) => (
+                  <tr key={r.id} data-task={r.task_id}>
+                    <th scope="row" class={`depth-${Math.min(depthOf(r, byId), 6)}`}>{names.get(r.id)}{r.error ? <small class="error-text"><br />{r.error}</small> : null}</th>
+                    <td><StateTag state={r.state} /></td>
+                    <td class="num">{r.attempt}</td>
+                    <td><Time iso={r.started_at} /></td>
+                    <td class="num">{duration(r.started_at, r.ended_at, now)}</td>
+                  </tr>
+                ))}
+              </Table>
+            )}
+          </section>
+          <Attempts e={e} ordered={ordered} names={names} now={now} />
+        </> : current === 'logs' ? <Logs key={id} ws={ws} id={id} running={running} taskNames={names} />
+          : current === 'topology' ? (source.data ? <Topology source={source.data} states={taskStates(e.task_runs)} heading={false} /> : <p aria-busy="true">Reading the flow…</p>)
+          : current === 'outputs' ? (
+            <div class="grid">
+              <section aria-labelledby="h-inputs"><h2 id="h-inputs">Inputs</h2><pre id="execution-inputs" tabIndex={0}>{JSON.stringify(e.inputs, null, 2)}</pre></section>
+              <section aria-labelledby="h-outputs"><h2 id="h-outputs">Outputs</h2><pre id="execution-outputs" tabIndex={0}>{JSON.stringify(e.outputs, null, 2)}</pre></section>
+            </div>
+          ) : (
+            <section aria-labelledby="h-files">
+              <h2 id="h-files" class="visually-hidden">Files</h2>
+              {files.data === undefined ? null : files.data.files.length === 0 ? <p class="muted" id="no-files">{running ? 'No files yet.' : 'This execution wrote no files.'}</p> : (
+                <ul id="execution-files">
+                  {files.data.files.map((f) => (
+                    <li key={f.path}><a href={`/workflows/v1/${encodeURIComponent(ws)}/executions/${encodeURIComponent(id)}/files/download?path=${encodeURIComponent(f.path)}`} download>{f.path}</a> <small class="muted">{f.size} bytes</small></li>
+                  ))}
+                </ul>
+              )}
+            </section>
+          )}
+      </Tabs>
     </>
   );
 }

@@ -4,7 +4,10 @@
 // At most MAX_LINES lines are kept in the page.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../../api/client';
-import { when } from '../../components/ui';
+import { precise } from '../../lib/time';
+
+/** A log line's time: the clock to the millisecond (the date is on hover). */
+const clock = (iso: string) => { const d = new Date(iso); return Number.isNaN(d.getTime()) ? iso : `${d.toLocaleTimeString(undefined, { hour12: false })}.${String(d.getMilliseconds()).padStart(3, '0')}`; };
 
 const MAX_LINES = 20_000;
 const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
@@ -91,7 +94,7 @@ export function Logs({ ws, id, running, taskNames }: { ws: string; id: string; r
       <div ref={box} class="logs" id="logs" role="log" aria-label="Log lines" tabIndex={0}>
         {shown.length === 0 ? <p class="muted">{streaming ? 'Waiting for log lines…' : 'No log lines.'}</p> : shown.map((l) => (
           <div key={l.id} class={`log-line level-${l.level.toLowerCase()}`}>
-            <time dateTime={l.at}>{when(l.at)}</time> <span class="lvl">{l.level}</span> <span class="task">{l.task_run_id ? taskNames.get(l.task_run_id) ?? '' : ''}{l.attempt > 1 ? ` #${l.attempt}` : ''}</span> <span class="msg">{l.line}</span>
+            <time dateTime={l.at} title={precise(l.at)}>{clock(l.at)}</time> <span class="lvl">{l.level}</span> <span class="task">{l.task_run_id ? taskNames.get(l.task_run_id) ?? '' : ''}{l.attempt > 1 ? ` #${l.attempt}` : ''}</span> <span class="msg">{l.line}</span>
           </div>
         ))}
       </div>

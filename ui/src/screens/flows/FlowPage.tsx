@@ -1,10 +1,14 @@
-// One flow: the YAML editor (validated as the user types, saved as a new revision), its revisions
-// with a diff between any two, and the topology of its task tree. `flow-new` is the same editor
-// with a starting source; saving it creates the flow and opens its page.
-import { useEffect, useState } from 'preact/hooks';
+// One flow: the YAML editor (validated as the user types, saved as a new revision with Save at the
+// top or Ctrl+S; each problem a button that moves to its line; the docs of the task under the
+// cursor beside it; the workspace switches a task needs), its revisions with a diff between any
+// two, and the topology of its task tree. `flow-new` is the same editor with a starting source;
+// saving it creates the flow and opens its page. Unsaved changes are guarded (lib/unsaved.ts).
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok } from '../../api/client';
 import { Button, FormError, Table, useBusy, when } from '../../components/ui';
-import { Editor, type Problem } from '../../editor/lazy';
+import { Editor, type Problem, type YamlEditorHandle } from '../../editor/lazy';
+import { leaveWithoutAsking, useUnsavedGuard } from '../../lib/unsaved';
+import { FlowDocs, Switches } from './FlowAside';
 import type { Schema } from '../../editor/schemaComplete';
 import { may } from '../../lib/access';
 import { clearMessages, say, sayAfterNavigation } from '../../lib/messages';
@@ -13,6 +17,7 @@ import { reportTo, useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
 import { Topology } from './Topology';
 import { RunForm } from './RunForm';
+import '../../styles/screens.css';
 
 const STARTER = `id: hello
 namespace: company.team
@@ -39,25 +44,30 @@ export function FlowPage({ ws, namespace, id, tab }: { ws: string; namespace?: s
   const [saving, run] = useBusy();
   const [showRun, setShowRun] = useState(false);
 
+  const [cursor, setCursor] = useState(0);
+  const editor = useRef<YamlEditorHandle | null>(null);
   useEffect(() => { if (flow.data) setText(flow.data.source); }, [flow.data]);
   useEffect(() => { document.title = `${isNew ? 'New flow' : `${namespace}.${id}`} · svc`; }, [namespace, id]);
 
   // The flow model's JSON Schema, asked for once by the editor's completion (docs/ui.md).
-  const schema = async () => (await ok(api.GET('/workflows/v1/{ws}/flows/schema', { params: { path: { ws } } }))) as Schema;
+  const schemaOnce = useRef<Promise<Schema> | null>(null);
+  const schema = () => (schemaOnce.current ??= ok(api.GET('/workflows/v1/{ws}/flows/schema', { params: { path: { ws } } })).then((x) => x as Schema, (err: unknown) => { schemaOnce.current = null; throw err; }));
   const validate = async (source: string) => (await ok(api.POST('/workflows/v1/{ws}/flows/validate', { params: { path: { ws } }, body: { source } as never }))).problems;
 
-  const save = async () => {
-    if (text === null) return;
+  const save = async (current?: string) => {
+    const source = current ?? text;
+    if (source === null || saving) return;
     clearMessages();
     setSaveErr('');
     try {
       if (isNew) {
-        const f = await run(() => ok(api.POST('/workflows/v1/{ws}/flows', { params: { path: { ws } }, body: { source: text } as never })));
+        const f = await run(() => ok(api.POST('/workflows/v1/{ws}/flows', { params: { path: { ws } }, body: { source } as never })));
         sayAfterNavigation(`Created flow ${f.namespace}.${f.id} (revision ${f.revision}).`);
+        leaveWithoutAsking();
         location.hash = href.flow(ws, f.namespace, f.id);
       } else {
         const before = flow.data?.revision;
-        const f = await run(() => ok(api.PUT('/workflows/v1/{ws}/flows/{namespace}/{id}', { params: { path: { ws, namespace: namespace!, id: id! } }, body: { source: text } as never })));
+        const f = await run(() => ok(api.PUT('/workflows/v1/{ws}/flows/{namespace}/{id}', { params: { path: { ws, namespace: namespace!, id: id! } }, body: { source } as never })));
         await flow.reload();
         say(f.revision === before ? 'No changes to save.' : `Saved revision ${f.revision}.`);
       }
@@ -72,11 +82,16 @@ export function FlowPage({ ws, namespace, id, tab }: { ws: string; namespace?: s
     try {
       await ok(api.DELETE('/workflows/v1/{ws}/flows/{namespace}/{id}', { params: { path: { ws, namespace: namespace!, id: id! } } }));
       sayAfterNavigation(`Deleted flow ${namespace}.${id}.`);
+      leaveWithoutAsking();
       location.hash = href.flows(ws);
     } catch (err) { reportTo(session)(err); }
   };
 
   const dirty = !isNew && flow.data !== undefined && flow.data !== null && text !== null && text !== flow.data.source;
+  // The flow's own tabs keep the text (this page's state): only leaving the flow asks.
+  const own = isNew ? '' : href.flow(ws, namespace!, id!);
+  useUnsavedGuard(dirty || (isNew && text !== STARTER), `${isNew ? 'This new flow is not created' : `${namespace}.${id} has unsaved changes`}. Leave and lose them?`,
+    (h) => own !== '' && (h === own || h.startsWith(`${own}/`)));
   const title = isNew ? 'New flow' : `${namespace}.${id}`;
   const tabLink = (t: Tab, label: string) => (
     <li><a href={isNew ? undefined : href.flow(ws, namespace!, id!, t === 'editor' ? undefined : t)} aria-current={tab === t ? 'page' : undefined}>{label}</a></li>
@@ -87,11 +102,12 @@ export function FlowPage({ ws, namespace, id, tab }: { ws: string; namespace?: s
       <nav aria-label="Breadcrumb" class="crumbs"><ul><li><a href={href.flows(ws)}>Flows</a></li><li>{title}</li></ul></nav>
       <div class="title-row">
         <h1>{title}</h1>
-        {!isNew ? (
+        {canEdit || !isNew ? (
           <div class="actions">
-            <a href={href.executions(ws, { namespace, flowId: id })}>Executions</a>
+            {canEdit && text !== null ? <Button id="save-flow" busy={saving} onClick={() => void save()} title="Ctrl+S">{isNew ? 'Create flow' : 'Save'}</Button> : null}
+            {!isNew ? <a href={href.executions(ws, { namespace, flowId: id })}>Executions</a> : null}
             {canEdit ? <Button id="run-flow" aria-expanded={showRun ? 'true' : 'false'} aria-controls="run-form" onClick={() => setShowRun(!showRun)} disabled={dirty}>Run</Button> : null}
-            {canEdit ? <Button class="danger" onClick={remove}>Delete</Button> : null}
+            {canEdit && !isNew ? <Button class="danger" onClick={remove}>Delete</Button> : null}
           </div>
         ) : null}
       </div>
@@ -101,12 +117,18 @@ export function FlowPage({ ws, namespace, id, tab }: { ws: string; namespace?: s
         text === null ? <p aria-busy="true">Loading the flow…</p> : (
           <section aria-labelledby="h-source">
             <h2 id="h-source" class="visually-hidden">Source</h2>
-            {flow.data ? <p class="hint">Revision {flow.data.revision}, saved {when(flow.data.updated_at)}{dirty ? ' · unsaved changes' : ''}</p> : null}
-            <Editor id="flow-source" label="Flow source (YAML)" value={text} readOnly={!canEdit}
-              validate={validate} schema={schema} onProblems={setProblems} onChange={setText} />
-            <Problems problems={problems} />
+            {flow.data ? <p class="hint" id="flow-revision">Revision {flow.data.revision}, saved {when(flow.data.updated_at)}{dirty ? ' · unsaved changes' : ''}</p> : null}
             <FormError text={saveErr} />
-            {canEdit ? <div class="row"><Button id="save-flow" busy={saving} onClick={save}>{isNew ? 'Create flow' : 'Save'}</Button></div> : <p class="hint">Your role in {ws} reads flows; ws_editor changes them.</p>}
+            <Switches ws={ws} source={text} />
+            <div class="flow-editor-layout">
+              <div>
+                <Editor id="flow-source" label="Flow source (YAML)" value={text} readOnly={!canEdit} handle={(h) => { editor.current = h; }}
+                  validate={validate} schema={schema} onProblems={setProblems} onChange={setText} onSave={(t) => void save(t)} onCursor={setCursor} />
+                <Problems problems={problems} onGoto={(line) => editor.current?.goto(line)} />
+                {canEdit ? <p class="hint">Ctrl+S saves. Ctrl+Space completes keys and values.</p> : <p class="hint">Your role in {ws} reads flows; ws_editor changes them.</p>}
+              </div>
+              <FlowDocs schema={schema} text={text} pos={cursor} />
+            </div>
           </section>
         )
       ) : tab === 'revisions' ? <Revisions ws={ws} namespace={namespace!} id={id!} canEdit={canEdit} onRestored={() => flow.reload()} />
@@ -115,14 +137,14 @@ export function FlowPage({ ws, namespace, id, tab }: { ws: string; namespace?: s
   );
 }
 
-function Problems({ problems }: { problems: Problem[] | null }) {
+function Problems({ problems, onGoto }: { problems: Problem[] | null; onGoto(line: number): void }) {
   const summary = problems === null ? 'Checking…' : problems.length === 0 ? 'No problems.' : `${problems.length} problem${problems.length === 1 ? '' : 's'}.`;
   return (
     <div class="problems">
       <p id="problems-summary" role="status" aria-live="polite" class={problems && problems.length ? 'bad' : 'good'}>{summary}</p>
       {problems && problems.length ? (
         <ul id="problems">
-          {problems.map((p, i) => <li key={i}><strong>Line {p.line}</strong>: {p.path ? <code>{p.path}</code> : null}{p.path ? ' ' : ''}{p.message}</li>)}
+          {problems.map((p, i) => <li key={i}><button type="button" class="link" onClick={() => onGoto(p.line)} aria-label={`Go to line ${p.line}`}><strong>Line {p.line}</strong></button>: {p.path ? <code>{p.path}</code> : null}{p.path ? ' ' : ''}{p.message}</li>)}
         </ul>
       ) : null}
     </div>

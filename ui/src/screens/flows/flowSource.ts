@@ -29,3 +29,19 @@ export async function parseFlow(source: string): Promise<{ inputs: InputDecl[]; 
   const triggers = asList(d.triggers).filter((t): t is Record<string, unknown> => Boolean(t) && typeof t === 'object').map((t) => ({ id: str(t.id), type: str(t.type) }));
   return { inputs, tasks: tree(d.tasks), triggers };
 }
+
+/**
+ * The flow's source with one trigger's `disabled` set (or removed, to enable it), keeping the rest
+ * of the text as written (comments, order, quoting): what Enable and Disable on the Triggers screen
+ * save as a new revision.
+ */
+export async function setTriggerDisabled(source: string, triggerId: string, disabled: boolean): Promise<string> {
+  const { parseDocument, isMap, isSeq } = await import('yaml');
+  const doc = parseDocument(source);
+  const triggers = doc.get('triggers');
+  if (!isSeq(triggers)) throw new Error('the flow declares no triggers');
+  const t = triggers.items.find((i) => isMap(i) && i.get('id') === triggerId);
+  if (!t || !isMap(t)) throw new Error(`the flow has no trigger ${triggerId}`);
+  if (disabled) t.set('disabled', true); else t.delete('disabled');
+  return doc.toString();
+}

@@ -1,6 +1,8 @@
-// Namespace files (the files flows read with `read()` and `inputFiles`): pick a namespace (kept in
-// the URL), browse its files as folders, open one to read or edit it as text, upload a file from
-// the computer. Viewers read; ws_editor uploads, saves and deletes (the server checks again).
+// Namespace files (the files flows read with `read()` and `inputFiles`): pick a namespace (typed,
+// or chosen from the namespaces of the workspace's flows; kept in the URL), browse its files as
+// folders, open one in the code editor (highlighted by its extension: YAML and JSON, SQL, or
+// plain text), upload a file from the computer. Viewers read; ws_editor uploads, saves and
+// deletes (the server checks again).
 import { useState } from 'preact/hooks';
 import { api, ok, ApiError } from '../../api/client';
 import { Button, FormError, Table, useBusy, when } from '../../components/ui';
@@ -9,6 +11,10 @@ import { clearMessages, say, sayAfterNavigation } from '../../lib/messages';
 import { href, replaceQuery } from '../../lib/router';
 import { reportTo, useSession } from '../../lib/session';
 import { useLoad } from '../../lib/useLoad';
+import { Editor } from '../../editor/lazy';
+
+/** The editor's language for a file name. */
+export const languageOf = (path: string): 'yaml' | 'sql' | 'text' => (/\.(ya?ml|json)$/i.test(path) ? 'yaml' : /\.sql$/i.test(path) ? 'sql' : 'text');
 
 /** Files larger than this are offered as a download, not opened in the text editor. */
 const MAX_EDIT_BYTES = 512 * 1024;
@@ -23,6 +29,13 @@ export function NamespaceFiles({ ws, query }: { ws: string; query: URLSearchPara
   const dir = query.get('dir') ?? '';
   const open = query.get('path') ?? '';
   const [nsForm, setNsForm] = useState(ns);
+  // The namespaces of the workspace's flows (and their parents), offered in the picker.
+  const known = useLoad(async () => {
+    const flows = (await ok(api.GET('/workflows/v1/{ws}/flows', { params: { path: { ws }, query: { limit: 500, offset: 0 } } }))).flows;
+    const all = new Set<string>();
+    for (const f of flows) { const parts = f.namespace.split('.'); for (let i = 1; i <= parts.length; i++) all.add(parts.slice(0, i).join('.')); }
+    return [...all].sort();
+  }, [ws]);
   /** Shows another file or folder; an outcome to announce is shown after the navigation (which clears messages). */
   const go = (q: { dir?: string; path?: string }, outcome: string) => {
     const before = location.hash;
@@ -43,7 +56,15 @@ export function NamespaceFiles({ ws, query }: { ws: string; query: URLSearchPara
     <>
       <h1>Namespace files</h1>
       <form class="row filters" role="search" aria-label="Choose a namespace" onSubmit={(ev) => { ev.preventDefault(); replaceQuery(href.page(ws, 'files'), { namespace: nsForm.trim() || undefined }); }}>
-        <div class="grow"><label for="nf-ns">Namespace</label><input id="nf-ns" value={nsForm} maxLength={100} spellcheck={false} placeholder="team.sales" onInput={(e) => setNsForm(e.currentTarget.value)} /></div>
+        <div class="grow"><label for="nf-ns">Namespace</label><input id="nf-ns" list="nf-ns-options" value={nsForm} maxLength={100} spellcheck={false} placeholder="team.sales" onInput={(e) => setNsForm(e.currentTarget.value)} />
+          <datalist id="nf-ns-options">{(known.data ?? []).map((n) => <option key={n} value={n} />)}</datalist></div>
+        {(known.data ?? []).length ? (
+          <div><label for="nf-ns-pick">Namespaces of flows</label>
+            <select id="nf-ns-pick" value={known.data!.includes(ns) ? ns : ''} onChange={(e) => { const v = e.currentTarget.value; setNsForm(v); if (v) replaceQuery(href.page(ws, 'files'), { namespace: v }); }}>
+              <option value="">choose…</option>
+              {known.data!.map((n) => <option key={n} value={n}>{n}</option>)}
+            </select></div>
+        ) : null}
         <button type="submit">Show files</button>
       </form>
       {!ns ? <p class="empty">Choose a namespace to see its files.</p> : !NS_RE.test(ns) ? <p class="error-text">“{ns}” is not a namespace: lower-case letters, digits, “.”, “_” and “-”.</p> : list.data === undefined ? (list.error ? null : <p aria-busy="true">Loading files…</p>) : (
@@ -83,6 +104,7 @@ export function NamespaceFiles({ ws, query }: { ws: string; query: URLSearchPara
 function FileEditor({ ws, ns, path, size, canEdit, onChanged }: { ws: string; ns: string; path: string; size?: number; canEdit: boolean; onChanged(outcome: string, gone: boolean): Promise<void> }) {
   const session = useSession();
   const [text, setText] = useState<string | null>(null);
+  const [saved, setSaved] = useState(0);
   const [err, setErr] = useState('');
   const [busy, run] = useBusy();
   const tooBig = size !== undefined && size > MAX_EDIT_BYTES;
@@ -106,6 +128,7 @@ function FileEditor({ ws, ns, path, size, canEdit, onChanged }: { ws: string; ns
       })));
       setText(null);
       await content.reload();
+      setSaved((n) => n + 1);
       await onChanged(`Saved ${path}.`, false);
     } catch (e) { reportTo(session, setErr)(e); }
   };
@@ -124,7 +147,7 @@ function FileEditor({ ws, ns, path, size, canEdit, onChanged }: { ws: string; ns
       {tooBig ? <p class="muted">This file is over {MAX_EDIT_BYTES / 1024} KiB: download it to read it.</p> : content.data === undefined ? (content.error ? null : <p aria-busy="true">Loading…</p>) : (
         <form onSubmit={save}>
           <label for="file-text">Content of {path}</label>
-          <textarea id="file-text" class="code" rows={14} spellcheck={false} readOnly={!canEdit} value={value} onInput={(e) => setText(e.currentTarget.value)} />
+          <Editor key={`${path}:${saved}`} id="file-text" label={`Content of ${path}`} value={content.data ?? ''} language={languageOf(path)} readOnly={!canEdit} onChange={setText} />
           <FormError text={err} />
           {canEdit ? <div class="actions">
             <button type="submit" disabled={busy || text === null} aria-busy={busy ? 'true' : undefined}>Save file</button>
