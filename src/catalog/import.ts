@@ -20,7 +20,7 @@ import { loadDuckDB } from '../queries/embedded.js';
 import { parseJson, stringifyJson } from './json.js';
 import { getNamespace } from './namespaces.js';
 import { nextMetadataLocation, registerTable, writeMetadata } from './tables.js';
-import { storageKey, type Warehouse } from './warehouse.js';
+import { warehouseStore, storageKey, type Warehouse } from './warehouse.js';
 import type { CatalogCaller } from './access.js';
 
 type Json = Record<string, unknown>;
@@ -46,7 +46,7 @@ class Importer {
   readonly copied = new Map<string, string>();
   files = 0;
   bytes = 0;
-  constructor(private readonly s: Services, private readonly folder: string, private readonly from: string, readonly to: string) {}
+  constructor(private readonly s: Services, private readonly wh: Warehouse, private readonly folder: string, private readonly from: string, readonly to: string) {}
 
   /** The new location of an absolute path under the old table location. */
   map(p: string): string {
@@ -66,10 +66,10 @@ class Importer {
     const key = storageKey(this.s, location)!;
     if (localFile) {
       const size = (await stat(localFile).catch(() => { throw invalid(`the table names ${localFile}, which the folder does not have`); })).size;
-      await this.s.s3.putStream(key, createReadStream(localFile));
+      await warehouseStore(this.s, this.wh, this.to).putStream(key, createReadStream(localFile));
       this.bytes += size;
     } else {
-      await this.s.s3.put(key, body!);
+      await warehouseStore(this.s, this.wh, this.to).put(key, body!);
       this.bytes += typeof body === 'string' ? Buffer.byteLength(body) : body!.length;
     }
     this.files++;
@@ -169,7 +169,7 @@ export async function importTable(s: Services, wh: Warehouse, caller: CatalogCal
   if (typeof metadata?.location !== 'string' || typeof metadata['table-uuid'] !== 'string' || typeof metadata['format-version'] !== 'number') throw invalid(`${file} is not Iceberg table metadata`);
   const ns = await getNamespace(s.db, wh, namespace);
   const uuid = randomUUID();
-  const im = new Importer(s, folder, metadata.location.replace(/\/+$/, ''), `${wh.root}/${ns.id}/${uuid}`);
+  const im = new Importer(s, wh, folder, metadata.location.replace(/\/+$/, ''), `${wh.root}/${ns.id}/${uuid}`);
   const tmp = await mkdtemp(path.join(tmpdir(), 'svc-import-'));
   try {
     const manifests = new Map<string, { location: string; size: number }>();
@@ -208,7 +208,7 @@ export async function importTable(s: Services, wh: Warehouse, caller: CatalogCal
     const created = await registerTable(s, wh, caller, namespace, { name, 'metadata-location': metadataLocation });
     return { metadataLocation: created.location ?? metadataLocation, location: im.to, files: im.files + 1, bytes: im.bytes };
   } catch (err) {
-    await s.s3.deletePrefix(`${storageKey(s, im.to)!}/`).catch((e: Error) => s.logging.module('svc::catalog').warn({ err: e.message, location: im.to }, 'could not remove the files of a failed import'));
+    await warehouseStore(s, wh, im.to).deletePrefix(`${storageKey(s, im.to)!}/`).catch((e: Error) => s.logging.module('svc::catalog').warn({ err: e.message, location: im.to }, 'could not remove the files of a failed import'));
     throw err;
   } finally {
     await rm(tmp, { recursive: true, force: true });

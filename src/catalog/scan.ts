@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
 import { ManifestCache, manifestIO, type ManifestIO, type ReadBytes } from '../iceberg/cache.js';
 import { planScan, prepareScan, planFiles, type ScanOptions, type ScanPlan, type Prepared, type ManifestSlice } from '../iceberg/planner.js';
 import { invalid } from '../iceberg/errors.js';
-import { storageKey, type Warehouse } from './warehouse.js';
+import { storageKey, warehouseStore, type Warehouse } from './warehouse.js';
 
 const caches = new WeakMap<Services, ManifestCache>();
 
@@ -33,7 +33,7 @@ export function inWarehouse(s: Services, wh: Warehouse, location: string): boole
 export function warehouseReader(s: Services, wh: Warehouse): ReadBytes {
   return async (location) => {
     if (!inWarehouse(s, wh, location)) throw invalid(`the table names ${location.slice(0, 300)}, outside the warehouse ${wh.root}/; svc reads only the workspace's own files`);
-    const bytes = await s.s3.get(storageKey(s, location)!);
+    const bytes = await warehouseStore(s, wh).get(storageKey(s, location)!);
     if (!bytes) throw invalid(`the table names ${location.slice(0, 300)}, which does not exist in the object store`);
     return bytes;
   };

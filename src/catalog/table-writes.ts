@@ -13,7 +13,7 @@ import { getTable } from './tables.js';
 import { parseJson } from './json.js';
 import { IcebergError, commitFailed } from './errors.js';
 import { inWarehouse, warehouseIO } from './scan.js';
-import { storageKey, type Warehouse } from './warehouse.js';
+import { storageKey, warehouseStore, type Warehouse } from './warehouse.js';
 import { requirePolicies, requireRight, type CatalogCaller } from './access.js';
 
 export interface Committed {
@@ -29,7 +29,7 @@ function writerIO(s: Services, wh: Warehouse, tableLocation: string): WriterIO {
     ...warehouseIO(s, wh),
     write: async (location, bytes) => {
       if (!inWarehouse(s, wh, location) || !location.startsWith(`${tableLocation.replace(/\/+$/, '')}/`)) throw invalid(`cannot write ${location.slice(0, 300)}: outside the table location`);
-      await s.s3.put(storageKey(s, location)!, bytes, 'application/octet-stream');
+      await warehouseStore(s, wh, tableLocation.replace(/\/+$/, '')).put(storageKey(s, location)!, bytes, 'application/octet-stream');
     },
     now: () => s.clock.now().getTime(),
   };
