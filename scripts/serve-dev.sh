@@ -168,7 +168,7 @@ const headers = { cookie: cookies.join('; '), 'x-svc-csrf': csrf, 'content-type'
 const source = (await import('node:fs')).readFileSync(file, 'utf8');
 const app = await fetch(`${base}/api/workspaces/default/apps`, { method: 'POST', headers, body: JSON.stringify({ name: 'hello', description: 'sample app of the development setup', source }) });
 if (app.status !== 201) throw new Error(`create: ${app.status} ${await app.text()}`);
-const pub = await fetch(`${base}/api/workspaces/default/apps/${(await app.json()).id}/publish`, { method: 'POST', headers });
+const pub = await fetch(`${base}/api/workspaces/default/apps/${(await app.json()).id}/publish`, { method: 'POST', headers, body: '{}' });
 if (pub.status !== 201) throw new Error(`publish: ${pub.status} ${await pub.text()}`);
 EOF
 fi
