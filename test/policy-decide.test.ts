@@ -68,6 +68,7 @@ test('items name users, groups (public: everyone), roles, and {USER} (any user)'
   assert.equal(deniedBy(prepare({ name: 'r', resources: res, deny: denyTo(['select'], { roles: ['ws_editor'] }) }), alice), undefined);
   assert.equal(deniedBy(prepare({ name: 'pub', resources: res, deny: denyTo(['select'], { groups: ['public'] }) }), bob), 'pub');
   assert.equal(deniedBy(prepare({ name: 'me', resources: res, deny: denyTo(['select'], { users: ['{USER}'] }) }), bob), 'me');
+  assert.equal(deniedBy(prepare({ name: 'PUB', resources: res, deny: denyTo(['select'], { groups: ['PUBLIC'], users: ['{user}'] }) }), bob), undefined, 'Ranger names them exactly: public, {USER}');
   const machine = { users: ['engine-7'], groups: [], roles: ['ws_admin'] };
   assert.equal(deniedBy(prepare({ name: 'client', resources: res, deny: denyTo(['select'], { users: ['engine-7'] }) }), machine), 'client', 'a machine client is named by its id');
   assert.equal(deniedBy(prepare({ name: 'case', resources: res, deny: denyTo(['select'], { users: ['ALICE@example.com'] }) })), undefined, 'user names compare exactly, as Ranger compares them');

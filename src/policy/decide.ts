@@ -93,8 +93,8 @@ const deniesOn = (t: MatchType) => applies(t) || t === 'ancestor';
 function names(item: Principals, who: Subject): boolean {
   const users = item.users ?? [];
   const groups = item.groups ?? [];
-  if (who.users.length > 0 && users.some((u) => u.toUpperCase() === '{USER}' || who.users.includes(u))) return true;
-  if (groups.some((g) => g.toLowerCase() === 'public' || who.groups.includes(g))) return true;
+  if (who.users.length > 0 && users.some((u) => u === '{USER}' || who.users.includes(u))) return true;
+  if (groups.some((g) => g === 'public' || who.groups.includes(g))) return true;
   return (item.roles ?? []).some((r) => who.roles.includes(r));
 }
 
