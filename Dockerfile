@@ -9,25 +9,26 @@
 # replay it outside a container (test/image.test.ts does that on every run).
 #
 # `npm ci` installs exactly the lock (msgpackr-extract is pinned through `overrides` to a version
-# published for every platform).
+# published for every platform) and runs no dependency's install script (package.json `allowScripts`).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node.js 24 LTS, the release scripts/node.sh pins for the tests (test/image.test.ts checks they agree).
+ARG NODE_IMAGE=node:24.22.3-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY bin ./bin
-COPY scripts/build-ui.sh ./scripts/
+COPY scripts/build.sh scripts/build-ui.sh ./scripts/
 COPY ui ./ui
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

@@ -7,16 +7,34 @@
 // reads files through it). 16 threads by default, of which the embedded engine uses at most 12
 // (docs/engines.md "Thread pool"); an operator's UV_THREADPOOL_SIZE wins.
 if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = '16';
-// The AWS SDK warns on every start about its future Node requirement; that is for the
-// maintainers (docs/decisions.md), not a line operators should see on each command.
-const emitWarning = process.emitWarning;
-process.emitWarning = function (warning, ...rest) {
-  const text = typeof warning === 'string' ? warning : warning && warning.message;
-  const type = (rest[0] && typeof rest[0] === 'object' ? rest[0].type : rest[0]) || (warning && warning.name);
-  if (type === 'NodeVersionSupportWarning' || /AWS SDK for JavaScript \(v3\)/.test(String(text))) return;
-  return emitWarning.call(process, warning, ...rest);
-};
-import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
-  process.stderr.write(`svc: ${err && err.message ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+const { spawn } = require('node:child_process');
+const { existsSync } = require('node:fs');
+const path = require('node:path');
+const nodeModule = require('node:module');
+
+const NEEDED_MAJOR = 24;
+const major = Number(process.versions.node.split('.')[0]);
+// A checkout on a machine whose Node.js is older than the project's (these machines have 20):
+// run on the Node 24 that scripts/node.sh put under the project, so `npx svc ...` and the scripts
+// agree. The child gets the terminal, the environment (the pool size too) and the signals; its
+// exit is ours.
+const local = path.join(__dirname, '..', '.tools', 'node', 'node_modules', '.bin', 'node');
+if (major < NEEDED_MAJOR && existsSync(local)) {
+  const child = spawn(local, [__filename, ...process.argv.slice(2)], { stdio: 'inherit' });
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => child.kill(s));
+  child.on('exit', (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+    process.exit(code ?? 1);
+  });
+} else {
+  // V8's code cache on disk (Node 22.1+): a later start skips compiling what it loads again
+  // (os.tmpdir()/node-compile-cache; a directory that cannot be written leaves it off).
+  if (nodeModule.enableCompileCache) nodeModule.enableCompileCache();
+  import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
+    process.stderr.write(`svc: ${err && err.message ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

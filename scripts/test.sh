@@ -3,6 +3,8 @@
 # they are not running (each test file starts its own S3 server and database).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Node.js 24 for the install, the build and the tests (put under .tools/ when the machine's is older)
+source scripts/node.sh
 bash scripts/setup.sh
 # The real container engine (podman's Docker API) and its busybox test image, for the runner and
 # script-task tests; installs podman on a fresh machine.

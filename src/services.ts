@@ -14,7 +14,7 @@ import { AccessResolver } from './access/access.js';
 import { AuditSink } from './audit/sink.js';
 import { RateLimiter } from './auth/rate-limit.js';
 import { CacheInvalidator } from './util/invalidation.js';
-import { Queues } from './jobs/queues.js';
+import { Queues } from './queue/queues.js';
 import { bullWorkflowQueue } from './jobs/workflow-queue.js';
 import type { WorkflowQueue } from './workflows/ports.js';
 import { CurrentFlows } from './workflows/current-flows.js';

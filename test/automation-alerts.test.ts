@@ -15,7 +15,7 @@ import { processAutomationTick } from '../src/automation/ticker.js';
 import { attemptDelivery, recordDeliveries } from '../src/automation/delivery.js';
 import { startAutomationWorker, type AutomationWorker } from '../src/jobs/automation-worker.js';
 import { runQuery } from '../src/queries/run.js';
-import { QUEUES } from '../src/jobs/queues.js';
+import { QUEUES } from '../src/queue/queues.js';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { createLocalUser } from '../src/identity/users.js';
 import { grantWorkspaceRoleToUser } from '../src/access/grants.js';

@@ -8,7 +8,7 @@ import { IcebergRestCatalog } from 'iceberg-js';
 import type { Worker } from 'bullmq';
 import { startCatalogApp, workspace, rolePeople, type CatalogApp } from './helpers/catalog.js';
 import { startCatalogPurgeWorker, enqueuePurge } from '../src/catalog/purge.js';
-import { QUEUES } from '../src/jobs/queues.js';
+import { QUEUES } from '../src/queue/queues.js';
 import { systemCaller, requireRight } from '../src/catalog/access.js';
 
 let c: CatalogApp;

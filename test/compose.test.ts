@@ -64,3 +64,14 @@ test('the file works with podman-compose 1.0 too: services that need others rest
     assert.equal(s.healthcheck.test.length, 2, name);
   }
 });
+
+// SPEC 9.4 refuses floating tags for engines; the project's own images follow the same rule.
+test('every image is pinned to a release: no latest, no bare major or minor', () => {
+  for (const [name, s] of Object.entries(compose.services)) {
+    if (!s.image || s.build) continue;
+    const tag = /:([^/:@]+)$/.exec(s.image)?.[1];
+    assert.ok(tag, `${name}: ${s.image} names a tag`);
+    assert.notEqual(tag, 'latest', `${name}: ${s.image}`);
+    assert.match(tag, /^(\d+\.\d+(\.\d+)?|RELEASE\.\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ)$/, `${name}: ${s.image} is a release (X.Y[.Z] or a MinIO RELEASE stamp)`);
+  }
+});

@@ -1,8 +1,11 @@
 // Configuration layer: where values come from. SVC_* environment variables (names, typing, TOML
 // lists and tables) and their layering over svc.toml and the defaults.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { defaultConfig, envName } from '../src/config/index.js';
+import { describe, test, after } from 'node:test';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultConfig, envName, loadConfig } from '../src/config/index.js';
 import { load, loadError } from './helpers/config.js';
 
 describe('environment variables', () => {
@@ -187,5 +190,34 @@ describe('layering', () => {
     assert.equal(loadError('[log]\njson = "yes"\n'), 'log.json must be a boolean (true or false), got "yes" (from svc.toml)');
     assert.equal(loadError('[oidc]\nscopes = "openid"\n'), 'oidc.scopes must be a list, got "openid" (from svc.toml)');
     assert.equal(loadError('server = 5\n'), 'server must be a table, got 5 (from svc.toml)');
+  });
+});
+
+// A secret kept out of svc.toml but read by every command (issue 27 point 3: serve-dev.sh writes
+// svc.toml without its keys, which stay in .run/secrets/).
+describe('{ file = "path" } values in svc.toml', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-config-file-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'secrets'));
+  writeFileSync(join(dir, 'secrets', 'master_key'), `${'a'.repeat(44)}\n`);
+  writeFileSync(join(dir, 'secrets', 'token'), 'catalog-token');
+  const file = (toml: string, env: Record<string, string> = {}) => { writeFileSync(join(dir, 'svc.toml'), toml); return loadConfig({ cwd: dir, env }); };
+
+  test('a string key takes the file content (one trailing newline dropped), relative to svc.toml or absolute', () => {
+    const c = file(`[secrets]\nmaster_key = { file = "secrets/master_key" }\n[catalog]\nauth_token = { file = "${join(dir, 'secrets', 'token')}" }\n`);
+    assert.equal(c.secrets.master_key, 'a'.repeat(44));
+    assert.equal(c.catalog.auth_token, 'catalog-token');
+  });
+
+  test('the environment still wins over it', () => {
+    assert.equal(file('[catalog]\nauth_token = { file = "secrets/token" }\n', { SVC_CATALOG__AUTH_TOKEN: 'from-env' }).catalog.auth_token, 'from-env');
+  });
+
+  test('a missing file, a large one or an empty path is one line naming the key; a non-string key keeps its type error', () => {
+    assert.throws(() => file('[catalog]\nauth_token = { file = "secrets/nope" }\n'), { message: 'svc.toml: catalog.auth_token: cannot read secrets/nope: ENOENT' });
+    writeFileSync(join(dir, 'secrets', 'big'), 'x'.repeat(70_000));
+    assert.throws(() => file('[catalog]\nauth_token = { file = "secrets/big" }\n'), /catalog\.auth_token: secrets\/big is larger than 65536 bytes/);
+    assert.throws(() => file('[catalog]\nauth_token = { file = "" }\n'), { message: 'svc.toml: catalog.auth_token: file must be a path' });
+    assert.throws(() => file('[server]\nport = { file = "secrets/token" }\n'), /server\.port must be a number, got a table/);
   });
 });

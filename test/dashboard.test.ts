@@ -4,7 +4,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { signInAdmin, replica, type Admin } from './helpers/workflow.js';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/queue/queues.js';
 import { registerQueueMetrics } from '../src/jobs/queue-metrics.js';
 
 let t: TestApp;

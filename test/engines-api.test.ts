@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { signInAdmin } from './helpers/workflow.js';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/queue/queues.js';
 
 // `auto` must find no cluster here, whatever the machine has
 process.env.HOME = mkdtempSync(join(tmpdir(), 'svc-home-'));

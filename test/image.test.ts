@@ -21,9 +21,11 @@ import { ROOT, PKG, chart, deployment, expr } from './helpers/chart.js';
 import { DF, IGNORED, finalStage, instr, execForm, run, type Stage } from './helpers/dockerfile.js';
 
 describe('Dockerfile, replayed outside a container', () => {
-  test('multi-stage, slim Node 20 runtime, non-root, svc on PATH, HEALTHCHECK on /healthz, no secrets in the context', () => {
+  test('multi-stage, slim Node 24 runtime (the release the tests run on), non-root, svc on PATH, HEALTHCHECK on /healthz, no secrets in the context', () => {
     assert.ok(DF.stages.length >= 2, 'multi-stage');
-    for (const s of DF.stages) assert.equal(s.from, 'node:20-bookworm-slim', `stage ${s.name}`);
+    const pinned = /^SVC_NODE_VERSION=(24\.\d+\.\d+)$/m.exec(readFileSync(path.join(ROOT, 'scripts/node.sh'), 'utf8'))?.[1];
+    assert.ok(pinned, 'scripts/node.sh pins a Node 24 release');
+    for (const s of DF.stages) assert.equal(s.from, `node:${pinned}-bookworm-slim`, `stage ${s.name}`);
     const user = instr(finalStage, 'USER');
     assert.equal(user.length, 1);
     assert.match(user[0].args, /^[1-9]\d{3,}:[1-9]\d{3,}$/, 'a numeric non-root uid:gid');
@@ -44,7 +46,7 @@ describe('Dockerfile, replayed outside a container', () => {
         assert.doesNotMatch(r.args, /npm install\b/, 'npm ci installs exactly the lock (scripts/setup.sh)');
       }
     }
-    assert.ok(instr(DF.stages.find((s) => s.name === 'deps')!, 'RUN').some((r) => r.args === 'npm ci --omit=dev --no-audit --no-fund'));
+    assert.ok(instr(DF.stages.find((s) => s.name === 'deps')!, 'RUN').some((r) => r.args === 'npm ci --omit=dev --ignore-scripts --no-audit --no-fund'));
     // the context: what the Dockerfile copies is in it; secrets and build output are not
     for (const s of DF.stages) {
       for (const c of instr(s, 'COPY').filter((c) => !c.flags.from)) {

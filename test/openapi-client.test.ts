@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import openapiTS, { astToString } from 'openapi-typescript';
 import createClient from 'openapi-fetch';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { buildOpenApiDocument } from '../src/api/openapi.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ADMIN } from './helpers/workflow.js';
@@ -59,6 +60,22 @@ test('no parameter is named `*` (the console route is /ui/{path}); /metrics is d
   assert.ok(doc.paths['/ui/{path}']?.get, '/ui/{path} is documented');
   assert.equal(doc.paths['/ui/{*}'], undefined);
   assert.deepEqual(Object.keys(doc.paths['/metrics'].get.responses['200'].content ?? {}), ['text/plain; version=0.0.4']);
+});
+
+// Issue 27 point 12: the Iceberg schemas kept OpenAPI 3.0's `nullable` (6 `struct` errors) and
+// the document named no server (`no-empty-servers`).
+test("Redocly's recommended ruleset reports no error; nullable is 3.1's type list; the server is named", async () => {
+  const lint = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'svc-openapi.json', config: await createConfig({ extends: ['recommended'] }) });
+  assert.deepEqual(lint.filter((p) => p.severity === 'error').map((e) => `${e.ruleId}: ${e.message} ${e.location[0]?.pointer ?? ''}`), []);
+  assert.ok(!JSON.stringify(doc.components).includes('"nullable":'), 'no nullable keyword left');
+  const schemas = (doc.components as { schemas: Record<string, { type?: unknown; properties?: Record<string, { type?: unknown }> }> }).schemas;
+  assert.deepEqual(schemas['iceberg.PageToken'].type, ['string', 'null']);
+  assert.deepEqual(schemas['iceberg.LoadTableResult'].properties!['metadata-location'].type, ['string', 'null']);
+  assert.equal(schemas['iceberg.TableIdentifier'].properties!.name.type, 'string', 'nullable: false is just dropped');
+  const { servers } = doc as unknown as { servers: Array<{ url: string; variables: { origin: { default: string } } }> };
+  assert.equal(servers.length, 1);
+  assert.equal(servers[0].url, '{origin}');
+  assert.equal(servers[0].variables.origin.default, 'http://localhost:8080');
 });
 
 test('openapi-typescript generates types that tsc accepts for a right call and refuses for a wrong one', async () => {

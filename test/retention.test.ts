@@ -11,7 +11,7 @@ import { runMaintenanceJob, startMaintenance, pruneExecutionFiles, type Maintena
 import { createAuditHandOver, startAuditWorker } from '../src/jobs/audit-queue.js';
 import { pruneOlderThan } from '../src/audit/retention.js';
 import { executionPrefix } from '../src/workflows/files.js';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/queue/queues.js';
 import type { ContainerRunner } from '../src/runners/index.js';
 import type { Services } from '../src/services.js';
 

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { startCatalogApp, workspace, person, personToken, clientToken, catalogRequest, CATALOG_TOKEN, type CatalogApp } from './helpers/catalog.js';
 import { assertRefused, objectsUnder } from './helpers/tenancy.js';
-import { QUEUES } from '../src/jobs/queues.js';
+import { QUEUES } from '../src/queue/queues.js';
 
 let c: CatalogApp;
 let alphaId: string;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, Browser, type TestApp } from './helpers/app.js';
 import { initAdministrator } from '../src/bootstrap/init.js';
 import { saveFlow, run } from './helpers/workflows.js';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/queue/queues.js';
 import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
 
 let t: TestApp; let b: Browser;

@@ -12,7 +12,7 @@ import { saveFlow } from '../src/workflows/flows.js';
 import { createExecution } from '../src/workflows/executions.js';
 import { runBatch, startWorkflowWorker, sweep } from '../src/jobs/workflow-worker.js';
 import { startTriggerLoop } from '../src/jobs/trigger-loop.js';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/queue/queues.js';
 
 const NS = 'startend';
 let t: TestApp; let admin: Admin;

@@ -12,7 +12,7 @@ import { parseFlow } from '../src/workflows/flow.js';
 import { createExecution } from '../src/workflows/executions.js';
 import { deleteFlow } from '../src/workflows/flows.js';
 import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
-import { QUEUE } from '../src/jobs/queues.js';
+import { QUEUE } from '../src/queue/queues.js';
 
 const NS = 'company.team';
 

@@ -6,8 +6,11 @@
 // - an operationId on every operation, derived from method and path, unique;
 // - the console's wildcard route as /ui/{path} (a parameter named `*` is not a valid name);
 // - /metrics answered as text/plain (Prometheus text exposition), not JSON;
-// - the catalog's bodies with the Iceberg REST specification's schemas (catalog/openapi-spec.ts).
+// - the catalog's bodies with the Iceberg REST specification's schemas (catalog/openapi-spec.ts);
+// - the server, named: the document is built without configuration, so its origin is a variable
+//   whose default is catalog.public_url's (the origin clients are told everywhere else).
 import { withIcebergSchemas } from '../catalog/openapi-spec.js';
+import { defaultConfig } from '../config/index.js';
 
 type Json = Record<string, unknown>;
 type Requirement = Array<Record<string, string[]>>;
@@ -68,7 +71,7 @@ export function operationIdOf(method: string, path: string): string {
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 export function finishDocument({ openapiObject }: { openapiObject: Json }): Json {
-  const doc = openapiObject as { paths?: Record<string, Record<string, Json>>; components?: Json };
+  const doc = openapiObject as { paths?: Record<string, Record<string, Json>>; components?: Json; servers?: Json[]; info?: Json };
   const paths = doc.paths ?? {};
   if (paths['/ui/{*}']) {
     const ops = paths['/ui/{*}'];
@@ -98,6 +101,12 @@ export function finishDocument({ openapiObject }: { openapiObject: Json }): Json
     }
   }
   doc.components = { ...doc.components, securitySchemes: SECURITY_SCHEMES };
+  doc.servers = [{
+    url: '{origin}',
+    description: 'this svc service, at its browser-facing origin (catalog.public_url)',
+    variables: { origin: { default: defaultConfig().catalog.public_url, description: 'scheme://host[:port] of the service, without a path' } },
+  }];
+  if (doc.info) doc.info.license = { name: 'Apache-2.0', identifier: 'Apache-2.0' };
   withIcebergSchemas(doc as Parameters<typeof withIcebergSchemas>[0]);
   return doc;
 }

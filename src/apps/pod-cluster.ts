@@ -6,7 +6,7 @@
 // The notebook source travels in a Secret beside the pod (one key per app: `<name>.py`), mounted
 // read-only at SOURCE_DIR; an edit pod's further apps are added to that Secret (the kubelet
 // refreshes the mounted files within its sync period, about a minute).
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod, type V1Secret } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { Config } from '../config/index.js';
 import { apiCode, apiMessage } from '../runners/cluster/pod-api.js';
 import type { PodHandle, PodLauncher, PodSpec } from './pods.js';
@@ -112,15 +112,25 @@ export function podFailure(pod: V1Pod): string | null {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The Kubernetes client is large (800 modules): loaded on the launcher's first call, so a server
+ * that never launches a cluster pod (and `svc openapi`) never pays for it. */
+let k8s: Promise<typeof import('@kubernetes/client-node')> | undefined;
+const loadK8s = () => (k8s ??= import('@kubernetes/client-node'));
+
 export class ClusterLauncher implements PodLauncher {
   readonly kind = 'cluster' as const;
-  private readonly core: CoreV1Api;
+  private client?: Promise<CoreV1Api>;
   private readonly pollMs: number;
 
-  constructor(private readonly o: ClusterPodOptions, deps: ClusterPodDeps = {}) {
-    const kc = deps.kubeConfig ?? (() => { const k = new KubeConfig(); k.loadFromDefault(); return k; })();
-    this.core = kc.makeApiClient(CoreV1Api);
+  constructor(private readonly o: ClusterPodOptions, private readonly deps: ClusterPodDeps = {}) {
     this.pollMs = deps.pollMs ?? 500;
+  }
+
+  private core(): Promise<CoreV1Api> {
+    return (this.client ??= loadK8s().then(({ KubeConfig, CoreV1Api }) => {
+      const kc = this.deps.kubeConfig ?? (() => { const k = new KubeConfig(); k.loadFromDefault(); return k; })();
+      return kc.makeApiClient(CoreV1Api);
+    }));
   }
 
   private get ns() { return this.o.namespace; }
@@ -130,11 +140,12 @@ export class ClusterLauncher implements PodLauncher {
     const { pod, secret } = appPodObjects(this.o, spec);
     const name = pod.metadata!.name!;
     const handle: PodHandle = { address: '', ref: { name } };
-    await this.core.createNamespacedSecret({ namespace: this.ns, body: secret });
+    const core = await this.core();
+    await core.createNamespacedSecret({ namespace: this.ns, body: secret });
     try {
-      await this.core.createNamespacedPod({ namespace: this.ns, body: pod });
+      await core.createNamespacedPod({ namespace: this.ns, body: pod });
       while (Date.now() < deadlineMs) {
-        const now = await this.core.readNamespacedPod({ name, namespace: this.ns });
+        const now = await core.readNamespacedPod({ name, namespace: this.ns });
         const why = podFailure(now);
         if (why) throw new Error(why);
         if (now.status?.podIP) return { ...handle, address: `http://${now.status.podIP}:${this.o.port ?? APP_PORT}` };
@@ -149,7 +160,7 @@ export class ClusterLauncher implements PodLauncher {
 
   async failure(handle: PodHandle): Promise<string | null> {
     try {
-      return podFailure(await this.core.readNamespacedPod({ name: String(handle.ref.name), namespace: this.ns }));
+      return podFailure(await (await this.core()).readNamespacedPod({ name: String(handle.ref.name), namespace: this.ns }));
     } catch (err) {
       if (apiCode(err) === 404) return 'its pod is gone';
       throw err;
@@ -158,9 +169,10 @@ export class ClusterLauncher implements PodLauncher {
 
   async stop(handle: PodHandle): Promise<void> {
     const name = String(handle.ref.name);
+    const core = await this.core();
     for (const del of [
-      () => this.core.deleteNamespacedPod({ name, namespace: this.ns, gracePeriodSeconds: 5 }),
-      () => this.core.deleteNamespacedSecret({ name: `${name}-src`, namespace: this.ns }),
+      () => core.deleteNamespacedPod({ name, namespace: this.ns, gracePeriodSeconds: 5 }),
+      () => core.deleteNamespacedSecret({ name: `${name}-src`, namespace: this.ns }),
     ]) {
       try { await del(); } catch (err) { if (apiCode(err) !== 404) throw err; }
     }
@@ -169,8 +181,9 @@ export class ClusterLauncher implements PodLauncher {
   async deliver(handle: PodHandle, appName: string, source: string): Promise<void> {
     const key = `${appName}.py`;
     const name = `${String(handle.ref.name)}-src`;
-    const cur = await this.core.readNamespacedSecret({ name, namespace: this.ns });
+    const [core, { setHeaderOptions, PatchStrategy }] = await Promise.all([this.core(), loadK8s()]);
+    const cur = await core.readNamespacedSecret({ name, namespace: this.ns });
     if (cur.data?.[key]) return; // delivered once per launch, as the subprocess launcher does
-    await this.core.patchNamespacedSecret({ name, namespace: this.ns, body: { data: { [key]: b64(source) } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNamespacedSecret({ name, namespace: this.ns, body: { data: { [key]: b64(source) } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   }
 }

@@ -3,7 +3,7 @@
 // opens pods) and the pod worker (which launches and stops them).
 import type { Config } from '../config/index.js';
 import type { Services } from '../services.js';
-import { QUEUES, jobOptions } from '../jobs/queues.js';
+import { QUEUES, jobOptions } from '../queue/queues.js';
 import { AppStore } from './apps.js';
 import { PodStore } from './pod-store.js';
 import { PodManager, type PodSettings, type SourceOf } from './pod-manager.js';

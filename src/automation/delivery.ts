@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import type { AutomationRow, DeliveryRow } from '../db/automation-types.js';
-import { QUEUES, jobOptions } from '../jobs/queues.js';
+import { QUEUES, jobOptions } from '../queue/queues.js';
 import { send, TargetRefused } from './outbound.js';
 import { signatureHeader, SIGNATURE_HEADER } from './signing.js';
 import { gateOf, unsealRecipientUrl, unsealSigningSecret, type StoredRecipient } from './automations.js';

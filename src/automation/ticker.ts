@@ -12,7 +12,7 @@
 // replica starting after a day down evaluates each alert once, not once per missed minute.
 import { Cron } from 'croner';
 import type { Services } from '../services.js';
-import { QUEUES, jobOptions } from '../jobs/queues.js';
+import { QUEUES, jobOptions } from '../queue/queues.js';
 import { cronFor } from '../workflows/triggers.js';
 import { requeueLostDeliveries } from './delivery.js';
 

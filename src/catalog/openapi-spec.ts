@@ -1,8 +1,8 @@
 // The Iceberg REST catalog specification this catalog implements (iceberg-rest-catalog-open-api.yaml
 // beside this file: apache/iceberg open-api/, Apache-2.0, commit 7f879b11366e17a676a03f15247a821751415529).
 // `svc openapi` describes the catalog's request and answer bodies with the specification's own
-// schemas, so a client generated from our document speaks the specification's types. The route
-// schemas themselves stay loose: catalog bodies are parsed with exact 64-bit integers (json.ts)
+// schemas (written in OpenAPI 3.0, converted to 3.1 on the way: `nullable`), so a client generated
+// from our document speaks the specification's types. The route schemas themselves stay loose: catalog bodies are parsed with exact 64-bit integers (json.ts)
 // and checked by the catalog, whose errors are the specification's, not a schema validator's.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -20,10 +20,30 @@ export function icebergSpec(): Obj {
 export const icebergSchemaName = (name: string) => `iceberg.${name}`;
 const SCHEMAS = '#/components/schemas/';
 
-/** A copy of `v` with every reference to a schema of the specification renamed to ours. */
+/**
+ * An OpenAPI 3.0 schema object's `nullable` in 3.1's words (JSON Schema): `type: [t, "null"]`
+ * (and null among an `enum`'s values), or, without a type, `anyOf` with `{type: "null"}`. The
+ * specification is written in 3.0; our document is 3.1, where `nullable` is no keyword.
+ * A boolean `nullable` is the keyword; a property of that name is a schema (an object).
+ */
+function withoutNullable(o: Obj): Obj {
+  if (typeof o.nullable !== 'boolean') return o;
+  const { nullable, ...rest } = o;
+  if (!nullable) return rest;
+  if (typeof rest.type === 'string' || Array.isArray(rest.type)) {
+    const types = [rest.type].flat();
+    if (!types.includes('null')) rest.type = [...types, 'null'];
+    if (Array.isArray(rest.enum) && !rest.enum.includes(null)) rest.enum = [...rest.enum, null];
+    return rest;
+  }
+  const { description, ...schema } = rest;
+  return { ...(description === undefined ? {} : { description }), anyOf: [schema, { type: 'null' }] };
+}
+
+/** A copy of `v` in OpenAPI 3.1 terms, with every reference to a schema of the specification renamed to ours. */
 function renamed(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(renamed);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, renamed(x)]));
+  if (v && typeof v === 'object') return withoutNullable(Object.fromEntries(Object.entries(v).map(([k, x]) => [k, renamed(x)])));
   // $ref values and discriminator mappings.
   if (typeof v === 'string' && v.startsWith(SCHEMAS)) return SCHEMAS + icebergSchemaName(v.slice(SCHEMAS.length));
   return v;

@@ -14,8 +14,8 @@
 // warehouse (a table registered before issue 24 from a file naming another prefix) purges nothing.
 import type { Services } from '../services.js';
 import type { Job } from 'bullmq';
-import { QUEUES, jobOptions, type CatalogPurgeJob } from '../jobs/queues.js';
-import { startWorker } from '../jobs/worker.js';
+import { QUEUES, jobOptions, type CatalogPurgeJob } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { recordGovernance } from '../audit/governance.js';
 import { storageKey } from './warehouse.js';
 import { authorize, StorageRefused } from '../storage/ownership.js';

@@ -1,6 +1,6 @@
 // Every CLI failure is one line on stderr and a non-zero exit, never a stack trace.
 import { DomainError } from '../errors.js';
-import { describeUrl } from '../db/index.js';
+import { describeUrl } from '../db/url.js';
 
 export class CliError extends Error {}
 

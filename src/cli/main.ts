@@ -54,6 +54,13 @@ export async function main(argv: string[]): Promise<void> {
     });
   catalog.action(() => { catalog.help({ error: true }); });
 
+  const admin = program.command('admin').description('break-glass administration of local users');
+  admin.command('reset-password')
+    .description('give a local platform administrator a new password, printed once; ends their sessions; recorded in the audit log')
+    .requiredOption('--email <email>', 'the administrator\'s email')
+    .action(async (opts: { email: string }) => { await (await import('./admin.js')).resetPasswordCommand(opts); });
+  admin.action(() => { admin.help({ error: true }); });
+
   registerMachineCommands(program);
 
   program.command('renderer')

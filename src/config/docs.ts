@@ -131,6 +131,7 @@ export function renderConfigDocs(): string {
     '5. An unknown key is silently ignored at the top level and in most sections (a typo leaves the default in place). The tables `workflow.storage`, `workflow.cluster` (with its nested resource tables), `workflow.plugin_host`, `apps.storage` and every entry of `workflow.plugin_configurations` reject unknown keys, from the file and from variables alike. Variables without `__` (such as `SVC_ADMIN_EMAIL`) are not configuration keys.',
     '6. A key marked **Required** has an empty default and a check at start; the server refuses to start without it.',
     '7. Every error is one line naming its source (`svc.toml`, the variable, or `default`) and the problem, e.g. `svc.toml: unknown key workflow.storage.max_bytes`, `SVC_SERVER__PORT: expected a number, got "abc"`, `workflow.storage.prefix must end with "/", got "wf" (from svc.toml)`.',
+    '8. In `svc.toml`, a key that takes a string may be written `key = { file = "path" }`: the value is that file\'s content without its trailing newline (a relative path is relative to `svc.toml`\'s directory; at most 64 KiB). A secret then stays out of `svc.toml` while every command reads it, e.g. `master_key = { file = ".run/secrets/master_key" }` as `scripts/serve-dev.sh` writes, or a Kubernetes Secret mounted as files.',
     '',
     '## Startup checks',
     '',

@@ -1,11 +1,12 @@
 // Layered loader: built-in defaults < svc.toml in the working directory < environment.
 // A provenance map (dotted key -> 'svc.toml' or the variable's name) attributes every
 // schema issue to where the value came from; every failure is one ConfigError line.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
-import { readEnv } from './env.js';
+import { readEnv, resolvePath } from './env.js';
+import { unwrap } from './introspect.js';
 import { ConfigError, configSchema, type Config } from './schema.js';
 
 export const CONFIG_FILE = 'svc.toml';
@@ -53,6 +54,42 @@ function readFile(cwd: string): Tree {
     const first = String(e.message ?? err).split('\n')[0].replace(/^Invalid TOML document: /, '');
     const where = e.line !== undefined ? ` (line ${e.line}${e.column !== undefined ? `, column ${e.column}` : ''})` : '';
     throw new ConfigError(`${CONFIG_FILE}: invalid TOML: ${first}${where}`);
+  }
+}
+
+/** Most bytes a `{ file = "..." }` value reads (a key or token, not a document). */
+const MAX_FILE_VALUE_BYTES = 64 * 1024;
+
+/**
+ * A string key written in svc.toml as `{ file = "path" }` takes the file's content, without one
+ * trailing newline; a relative path is relative to svc.toml's directory. So a secret can stay out
+ * of svc.toml (SPEC 5.3.1) while every command that reads svc.toml still finds it: the
+ * development setup (scripts/serve-dev.sh) keeps its keys in .run/secrets/, as a Kubernetes
+ * Secret mounted as files would. Only keys whose schema is a string take this form.
+ */
+function readFileValues(tree: Tree, cwd: string, sources: Sources, path: string[] = []): void {
+  for (const [k, v] of Object.entries(tree)) {
+    const at = [...path, k];
+    if (!isTable(v)) continue;
+    const keys = Object.keys(v);
+    const r = resolvePath(at);
+    if (keys.length === 1 && keys[0] === 'file' && r.kind === 'key' && ['string', 'enum'].includes(unwrap(r.schema).kind)) {
+      if (typeof v.file !== 'string' || v.file === '') throw new ConfigError(`${CONFIG_FILE}: ${dotted(at)}: file must be a path`);
+      const file = isAbsolute(v.file) ? v.file : join(cwd, v.file);
+      let text: string;
+      try {
+        if (statSync(file).size > MAX_FILE_VALUE_BYTES) throw new ConfigError(`${CONFIG_FILE}: ${dotted(at)}: ${v.file} is larger than ${MAX_FILE_VALUE_BYTES} bytes`);
+        text = readFileSync(file, 'utf8');
+      } catch (err) {
+        if (err instanceof ConfigError) throw err;
+        throw new ConfigError(`${CONFIG_FILE}: ${dotted(at)}: cannot read ${v.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      tree[k] = text.replace(/\r?\n$/, '');
+      forget(sources, at);
+      sources.set(dotted(at), `${CONFIG_FILE} (file ${v.file})`);
+    } else {
+      readFileValues(v, cwd, sources, at);
+    }
   }
 }
 
@@ -160,8 +197,10 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const tree = readFile(cwd);
   record(sources, [], tree, CONFIG_FILE);
   sources.delete('');
+  readFileValues(tree, cwd, sources);
   for (const s of readEnv(env)) place(tree, sources, s.path, s.value, s.name);
-  const result = configSchema.safeParse(tree);
+  // Parsed once per process: zod's compiled fast path (new Function per object) costs more than it saves.
+  const result = configSchema.safeParse(tree, { jitless: true });
   if (!result.success) throw new ConfigError(formatIssue(result.error.issues[0], tree, sources));
   return result.data;
 }

@@ -5,6 +5,7 @@ import type { Database } from './types.js';
 
 export type Db = Kysely<Database>;
 export * from './types.js';
+export { describeUrl } from './url.js';
 
 // Return bigint/int8 columns as strings (ids) and keep timestamps as Date.
 export function createDb(opts: { url: string; maxConnections: number; appName?: string; onError?: (err: Error) => void }): Db {
@@ -36,13 +37,3 @@ export async function queryPrepared<R>(db: Db, name: string, text: string, value
   return (await pool.query({ name, text, values })).rows as R[];
 }
 
-/** A connection URL for messages: the password replaced by ***. */
-export function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '<unparsable url>';
-  }
-}

@@ -6,7 +6,7 @@ import type { Db } from '../db/index.js';
 import type { EngineKind, EngineResources, EngineRow } from '../db/engine-types.js';
 import { idpIssuer } from '../config/index.js';
 import { DomainError, badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
-import { QUEUES, jobOptions } from '../jobs/queues.js';
+import { QUEUES, jobOptions } from '../queue/queues.js';
 import type { Actor } from '../access/actor.js';
 import { createClient, deleteClient } from '../idp/clients.js';
 import { chooseProvisioner, type ProvisionerChoice } from './choice.js';

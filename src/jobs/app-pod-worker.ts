@@ -2,8 +2,8 @@
 // start a pod and wait for it; the `stop-idle` scheduler stops pods unused past their idle time;
 // `stop-app` jobs stop the run pods of a deleted app (docs/apps.md "Pods").
 import type { Services } from '../services.js';
-import { QUEUES } from './queues.js';
-import { startWorker } from './worker.js';
+import { QUEUES } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import type { PodLauncher } from '../apps/pods.js';
 import { FORCED_IPC_WARNING, appSource, createPodLauncher, podManager } from '../apps/pod-runtime.js';
 

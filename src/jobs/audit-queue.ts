@@ -6,8 +6,8 @@ import { Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import type { Services } from '../services.js';
-import { QUEUES, jobOptions } from './queues.js';
-import { startWorker } from './worker.js';
+import { QUEUES, jobOptions } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { authzBatchStored, insertAuthzEvents, type AuditBatch, type AuditHandOver } from '../audit/sink.js';
 
 const HAND_OVER_TIMEOUT_MS = 3_000;

@@ -5,8 +5,8 @@
 // can still be run by hand and deliveries still go out, but nothing fires on its own.
 import type { Worker } from 'bullmq';
 import type { Services } from '../services.js';
-import { QUEUES, type AutomationJob, type DeliveryJob } from './queues.js';
-import { startWorker } from './worker.js';
+import { QUEUES, type AutomationJob, type DeliveryJob } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { processAutomationTick } from '../automation/ticker.js';
 import { evaluate } from '../automation/evaluate.js';
 import { attemptDelivery } from '../automation/delivery.js';

@@ -5,8 +5,8 @@
 //   reaper -> the stalled check every workflow.reaper_interval_secs, plus a sweep job that queues
 //             engines whose transition lost its worker (lease free or expired)
 import type { Services } from '../services.js';
-import { QUEUES } from './queues.js';
-import { startWorker } from './worker.js';
+import { QUEUES } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { runEngineJob, sweepEngines, leaseMs } from '../engines/transition.js';
 import type { EngineProvisioner } from '../engines/provisioner.js';
 import { reconcileEngines } from '../engines/reconcile.js';

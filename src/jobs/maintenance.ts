@@ -13,8 +13,8 @@
 // With opts.audit (the default), the loop also runs the `audit` queue (src/jobs/audit-queue.ts).
 import { Queue, type Worker } from 'bullmq';
 import type { Services } from '../services.js';
-import { QUEUE, QUEUES } from './queues.js';
-import { startWorker } from './worker.js';
+import { QUEUE, QUEUES } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { pruneAccessLog, pruneAuditEvents, pruneTaskLogs } from '../audit/retention.js';
 import { createAuditHandOver, startAuditWorker, type AuditQueueHandOver } from './audit-queue.js';
 import { deleteExecutionFiles } from '../workflows/files.js';

@@ -6,7 +6,7 @@
 // its previous values and svc_queue_metrics_up reads 0.
 import { Gauge } from 'prom-client';
 import type { Services } from '../services.js';
-import { QUEUE } from './queues.js';
+import { QUEUE } from '../queue/queues.js';
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed'] as const;
 const COLLECT_TIMEOUT_MS = 1_000;

@@ -3,8 +3,8 @@
 // src/workflows/triggers.ts; this module only runs them.
 import type { Worker } from 'bullmq';
 import type { Services } from '../services.js';
-import { QUEUES, type TriggerJob } from './queues.js';
-import { startWorker } from './worker.js';
+import { QUEUES, type TriggerJob } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { processExecutionEnded, processTriggerTick } from '../workflows/triggers.js';
 
 export interface TriggerLoop { worker: Worker<TriggerJob>; close(): Promise<void> }

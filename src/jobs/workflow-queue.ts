@@ -1,8 +1,8 @@
 // The WorkflowQueue port (src/workflows/ports.ts) on BullMQ: the `executions`, `task-runs`,
-// `instant-runs` and `triggers` queues of src/jobs/queues.ts, with their declared retention.
+// `instant-runs` and `triggers` queues of src/queue/queues.ts, with their declared retention.
 import type { WorkflowQueue } from '../workflows/ports.js';
 import type { JobsOptions } from 'bullmq';
-import { QUEUES, jobOptions, type InstantRunsBatch, type Queues, type TaskRunJobData } from './queues.js';
+import { QUEUES, jobOptions, type InstantRunsBatch, type Queues, type TaskRunJobData } from '../queue/queues.js';
 import { sameTurn } from '../util/same-turn.js';
 
 /** At most this many executions in one `execution-ended` job (bounds the job's size). */

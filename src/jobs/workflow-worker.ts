@@ -9,8 +9,8 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
-import { QUEUES, type InstantRunsBatch, type TaskRunJobData } from './queues.js';
-import { startWorker } from './worker.js';
+import { QUEUES, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { advance, dispatchLeaves, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
 import { runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';

@@ -1,6 +1,6 @@
 // The query service of a Services object, built on first use and closed with it.
 import type { Services } from '../services.js';
-import { QUEUES } from '../jobs/queues.js';
+import { QUEUES } from '../queue/queues.js';
 import { QueryService } from './service.js';
 import { ResultStore } from './results.js';
 import { QuerySignals } from './signals.js';

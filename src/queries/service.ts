@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Queue } from 'bullmq';
 import type { Db } from '../db/index.js';
-import { jobOptions, QUEUES } from '../jobs/queues.js';
+import { jobOptions, QUEUES } from '../queue/queues.js';
 import type { QueryRow, QueryState } from '../db/query-types.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';

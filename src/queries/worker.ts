@@ -7,8 +7,8 @@
 // job fails at the first stalled check after the lock expired and the query is recorded FAILED.
 import type { Worker } from 'bullmq';
 import type { Services } from '../services.js';
-import { QUEUES, type QueryJob } from '../jobs/queues.js';
-import { startWorker } from '../jobs/worker.js';
+import { QUEUES, type QueryJob } from '../queue/queues.js';
+import { startWorker } from '../queue/worker.js';
 import { queryService } from './index.js';
 
 export const SWEEP_EVERY_MS = 60_000;

@@ -17,7 +17,7 @@ import { startTestAppWithS3, type TestApp } from './app.js';
 import { signInAdmin, type Admin } from './workflow.js';
 import { APP_COOKIE, buildAppsOrigin, type AppsOriginOptions } from '../../src/api/apps-origin.js';
 import { startAppPodWorker, type AppPodWorker } from '../../src/jobs/app-pod-worker.js';
-import { QUEUES } from '../../src/jobs/queues.js';
+import { QUEUES } from '../../src/queue/queues.js';
 import { createPodLauncher, podManager } from '../../src/apps/pod-runtime.js';
 import type { PodLauncher } from '../../src/apps/pods.js';
 

@@ -11,7 +11,7 @@ import { apiErrors, iso } from '../schemas.js';
 import { notFound } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import type { AutomationKind } from '../../db/automation-types.js';
-import { QUEUES, jobOptions } from '../../jobs/queues.js';
+import { QUEUES, jobOptions } from '../../queue/queues.js';
 import {
   alertInput, reportInput, automationView, createAutomation, deleteAutomation, getAutomation, listAutomations,
   rotateSigningSecret, updateAutomation, gateOf, unsealRecipientUrl, linkOf, type StoredRecipient,

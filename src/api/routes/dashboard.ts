@@ -20,7 +20,7 @@ import type { Services } from '../../services.js';
 import { errorBody } from '../errors.js';
 import { allows } from '../../access/access.js';
 import { csrfMatches } from '../../auth/sessions.js';
-import { QUEUES } from '../../jobs/queues.js';
+import { QUEUES } from '../../queue/queues.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 export const DASHBOARD_CSP = [

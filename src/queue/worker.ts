@@ -1,4 +1,4 @@
-// One way to start a BullMQ worker on a declared queue (src/jobs/queues.ts): the wait-time
+// One way to start a BullMQ worker on a declared queue (src/queue/queues.ts): the wait-time
 // histogram and failure counter (svc_queue_job_wait_seconds, svc_queue_job_failures_total), the
 // failed / stalled / error listeners with their log lines, and the teardown, wired once here
 // instead of in every worker.

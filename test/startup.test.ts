@@ -1,0 +1,94 @@
+// Start-up does only what the command needs (issue 27 point 8; the figures are in
+// bench/cold-start.ts): `svc -V` and `svc openapi` load no route module and no heavy client, and
+// `svc serve` loads none of the heavy clients (Kubernetes, dockerode, DuckDB, playwright) while
+// they are not enabled (the AWS SDK comes right after listening, for the bucket check). Which modules a process loads is recorded
+// by a module hook (module.registerHooks, in the process itself) given through NODE_OPTIONS.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile, utimes } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestDatabase, type TestDatabase } from './helpers/db.js';
+import { startS3, type TestS3 } from './helpers/s3.js';
+import { ROOT, SVC_BIN, cleanEnv, runSvc, serviceEnv, waitExit } from './helpers/cli.js';
+import { freePort } from './helpers/net.js';
+import { prebuiltDocument } from '../src/cli/openapi.js';
+import { buildOpenApiDocument } from '../src/api/openapi.js';
+
+const HEAVY = ['@kubernetes/client-node', 'dockerode', '@duckdb/node-api', 'playwright-core'];
+const pkgOf = (url: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'svc-startup-'));
+  await writeFile(path.join(dir, 'record.mjs'), `import { registerHooks } from 'node:module';
+import { appendFileSync } from 'node:fs';
+registerHooks({ load(url, context, next) { appendFileSync(process.env.SVC_TEST_LOADED, url + '\\n'); return next(url, context); } });
+`);
+});
+after(async () => { await rm(dir, { recursive: true, force: true }); });
+
+/** The env of a process whose loaded module URLs are appended to `file`. */
+const recording = (file: string, env: Record<string, string>) => ({ ...env, SVC_TEST_LOADED: file, NODE_OPTIONS: `--import=${path.join(dir, 'record.mjs')}` });
+const loaded = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+
+test('svc -V loads commander and its own few modules: no database client, no schema library', async () => {
+  const file = path.join(dir, 'version.txt');
+  const r = await runSvc(['-V'], { env: recording(file, cleanEnv()) });
+  assert.equal(r.code, 0, r.stderr);
+  const pkgs = new Set((await loaded(file)).map(pkgOf).filter(Boolean));
+  assert.deepEqual([...pkgs], ['commander']);
+});
+
+test('svc openapi prints the prebuilt document of the build, the same as building it, loading no route', async () => {
+  const file = path.join(dir, 'openapi.txt');
+  const r = await runSvc(['openapi'], { env: recording(file, cleanEnv()) });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), await buildOpenApiDocument());
+  const urls = await loaded(file);
+  assert.ok(!urls.some((u) => /\/dist\/api\//.test(u)), 'no module of dist/api loaded');
+  assert.deepEqual([...new Set(urls.map(pkgOf).filter(Boolean))], ['commander']);
+});
+
+test('a prebuilt document older than any compiled file is not used', async () => {
+  const d = await mkdtemp(path.join(dir, 'dist-'));
+  const doc = path.join(d, 'openapi.json');
+  await writeFile(doc, '{"openapi":"3.1.0"}\n');
+  await writeFile(path.join(d, 'app.js'), '');
+  await writeFile(path.join(d, '.tsbuildinfo'), '');
+  const old = new Date(Date.now() - 60_000);
+  await utimes(path.join(d, 'app.js'), old, old);
+  assert.equal(prebuiltDocument(doc), '{"openapi":"3.1.0"}\n', 'newer than what it was built from: used (bookkeeping files do not count)');
+  const later = new Date(Date.now() + 60_000);
+  await utimes(path.join(d, 'app.js'), later, later);
+  assert.equal(prebuiltDocument(doc), null, 'a compiled file changed after it: rebuilt from the routes');
+  assert.equal(prebuiltDocument(path.join(d, 'missing.json')), null);
+});
+
+describe('svc serve with no cluster, container engine, engine or renderer enabled', () => {
+  let db: TestDatabase;
+  let s3: TestS3;
+  before(async () => { [db, s3] = await Promise.all([createTestDatabase('svc_startup'), startS3()]); });
+  after(async () => { await Promise.all([db?.drop(), s3?.stop()]); });
+
+  test('loads none of the heavy clients by the time it listens', async () => {
+    const file = path.join(dir, 'serve.txt');
+    const port = await freePort();
+    const env = recording(file, serviceEnv(db.url, s3, { SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port) }));
+    const child = spawn(process.execPath, [SVC_BIN, 'serve'], { env, cwd: ROOT });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    try {
+      for (let i = 0; i < 900 && !/"msg":"listening"|listening/.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.match(out, /listening/);
+      const pkgs = new Set((await loaded(file)).map(pkgOf).filter(Boolean));
+      assert.ok(pkgs.has('fastify') && pkgs.has('kysely'), 'the recording works');
+      assert.deepEqual(HEAVY.filter((p) => pkgs.has(p)), []);
+    } finally {
+      child.kill('SIGTERM');
+      await waitExit(child);
+    }
+  });
+});
