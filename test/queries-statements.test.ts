@@ -115,6 +115,10 @@ describe('statements by role, read from the parse tree', () => {
     ["SELECT setseed(0.5)", /^function setseed is not allowed on the embedded engine: it changes the connection's state$/],
     ["SELECT currval('s')", /^function currval is not allowed on the embedded engine: it reads the connection's state$/],
     ["EXPLAIN ANALYZE SELECT * FROM glob('/*')", /^table function glob is not allowed/],
+    ['SELECT current_query()', /^function current_query is not allowed on the embedded engine: it shows the statement as the server runs it$/],
+    // as deep as DuckDB's parser goes: the rules look at the bottom too, or refuse
+    [`SELECT ${'abs('.repeat(498)}length(current_setting('temp_directory'))${')'.repeat(498)}`, /^function current_setting is not allowed|nested more than/],
+    [`SELECT * FROM (${'SELECT * FROM ('.repeat(200)}SELECT * FROM duckdb_settings()${') AS x'.repeat(200)}) AS y`, /^table function duckdb_settings is not allowed|nested more than/],
   ];
   test('a table function, a file path or a function that is not allowed is refused wherever it hides', async () => {
     for (const [sql, m] of hidden) assert.match(await refusal(editor(sql), sql), m, sql);

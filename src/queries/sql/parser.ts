@@ -41,10 +41,19 @@ export function duckdbParser(scalar: ScalarQuery): SqlParser {
   };
 }
 
-/** Calls `visit` on every object node of a tree, depth first, parents before children. */
+/** A tree deeper than any walk looks: refused, never half read. */
+export class TreeTooDeep extends Error {}
+/** JSON nesting a walk follows: DuckDB's own expression depth limit (1,000) is about 2,000 here. */
+export const MAX_TREE_DEPTH = 8000;
+
+/**
+ * Calls `visit` on every object node of a tree, depth first, parents before children. A tree
+ * deeper than MAX_TREE_DEPTH throws TreeTooDeep: a walk that stopped looking could miss a
+ * function at the bottom that the rules refuse.
+ */
 export function walk(node: unknown, visit: (n: Node, parent: Node | null) => void, parent: Node | null = null, depth = 0): void {
-  // DuckDB's parser stops at a nesting depth of its own; 1,000 is far past any tree it returns.
-  if (depth > 1000 || node === null || typeof node !== 'object') return;
+  if (node === null || typeof node !== 'object') return;
+  if (depth > MAX_TREE_DEPTH) throw new TreeTooDeep(`the statement is nested more than ${MAX_TREE_DEPTH} levels deep`);
   if (Array.isArray(node)) {
     for (const x of node) walk(x, visit, parent, depth + 1);
     return;

@@ -4,7 +4,7 @@
 // duckdb_databases' paths, temporary files). Scalar functions are allowed but for the few that
 // show the server's settings, change the connection's state or hold a thread past the timeout.
 // A table name that is a path (`FROM '/x/y.parquet'`) would be a file read by a replacement scan.
-import { walk, type Node } from './parser.js';
+import { TreeTooDeep, walk, type Node } from './parser.js';
 
 export const TABLE_FUNCTIONS = new Set([
   'range', 'generate_series', 'unnest', 'repeat', 'repeat_row', 'json_each', 'json_tree',
@@ -21,6 +21,8 @@ const DENIED_FUNCTIONS = new Map<string, string>([
   ['pg_sleep', 'cannot be interrupted'],
   ['sleep_ms', 'cannot be interrupted'],
   ['write_log', 'writes to the server\'s log'],
+  // the statement as it runs: a catalog table's files are named in it
+  ['current_query', 'shows the statement as the server runs it'],
 ]);
 /** Functions that change the database: for roles that may write. */
 const WRITING_FUNCTIONS = new Set(['nextval']);
@@ -49,6 +51,16 @@ const isPathLike = (name: string) => /[/\\]|:\/\/|^~/.test(name);
 export function checkTree(tree: unknown, opts: { writes: boolean }): TreeFacts {
   const facts: TreeFacts = { tables: [], functions: new Set() };
   const tableFunctionNodes = new Set<Node>();
+  try {
+    visitAll(tree, opts, facts, tableFunctionNodes);
+  } catch (err) {
+    if (err instanceof TreeTooDeep) throw new TreeRefusal(err.message);
+    throw err;
+  }
+  return facts;
+}
+
+function visitAll(tree: unknown, opts: { writes: boolean }, facts: TreeFacts, tableFunctionNodes: Set<Node>): void {
   walk(tree, (n) => {
     if (n.type === 'TABLE_FUNCTION' && n.function && typeof n.function === 'object') {
       const f = n.function as Node;
@@ -67,5 +79,4 @@ export function checkTree(tree: unknown, opts: { writes: boolean }): TreeFacts {
       if (!opts.writes && WRITING_FUNCTIONS.has(name)) throw new TreeRefusal(`function ${name} changes the database: ws_viewer may not call it`);
     }
   });
-  return facts;
 }
