@@ -102,7 +102,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   queryEngines.setLookup(engineLookup(db, logging.module('svc::queries')));
   const storage = createStorage(s3, config);
   // The embedded engine reads and writes the catalog's tables when the catalog is on (lakehouse/).
-  if (config.catalog.enabled) queryEngines.setLakehouse(() => new Lakehouse({ db, storage, log: logging.module('svc::lakehouse'), ...lakehouseCache(config) }));
+  if (config.catalog.enabled) queryEngines.setLakehouse(() => new Lakehouse({ db, storage, log: logging.module('svc::lakehouse'), policies: config.policy_service.enabled, ...lakehouseCache(config) }));
   const closeLog = logging.module('svc');
   const closing = (what: string) => (err: Error) => closeLog.warn({ err: err.message }, `shutdown: ${what} failed`);
   return {

@@ -23,7 +23,7 @@ export async function gatewayQuery(d: GatewayDeps, b: AppBinding, q: { engine: s
   const role = roleOf(snap, b.workspace)!;
   try {
     return await runQuery(d.engines, d.config, {
-      workspace: b.workspaceId, engine: q.engine, sql: q.sql, params: q.params, principal: { name: snap.user.email, role },
+      workspace: b.workspaceId, engine: q.engine, sql: q.sql, params: q.params, principal: { name: snap.user.email, role, groups: snap.groups.map((g) => g.name) },
       timeoutMs: d.config.apps.timeout_secs * 1000, maxRows: d.config.apps.max_rows,
     });
   } catch (err) {

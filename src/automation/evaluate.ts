@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Services } from '../services.js';
+import { allows } from '../access/access.js';
 import type { AutomationRow, EvaluationRow } from '../db/automation-types.js';
 import { runQuery, type RunQueryInput } from '../queries/run.js';
 import type { EngineResult } from '../queries/types.js';
@@ -74,7 +75,11 @@ export async function evaluate(services: Services, automationId: string, opts: E
   let error: string | null = null;
   if (a.sql.trim() !== '') {
     try {
-      result = await query({ workspace: a.workspace_id, engine: a.engine, sql: a.sql, principal: { name: `${a.kind}:${a.id}`, role: AUTOMATION_ROLE } });
+      // The SQL runs as the person the alert or report runs as (who last set what it does), read
+      // only: the workspace's policies for that person apply (docs/alerts.md "Who a report renders as").
+      const snap = a.run_as ? await services.access.forUser(a.run_as) : null;
+      if (!snap?.user || !allows(snap, { workspace: ws.slug, role: 'ws_viewer' })) throw new Error(`the ${a.kind} runs as the person who last set its SQL or recipients, who is no longer a member of workspace ${ws.slug}: an editor who saves it again makes it run as them`);
+      result = await query({ workspace: a.workspace_id, engine: a.engine, sql: a.sql, principal: { name: snap.user.email, role: AUTOMATION_ROLE, groups: snap.groups.map((g) => g.name) } });
     } catch (err) {
       error = (err as Error).message.slice(0, 2000);
     }

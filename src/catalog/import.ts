@@ -66,10 +66,10 @@ class Importer {
     const key = storageKey(this.s, location)!;
     if (localFile) {
       const size = (await stat(localFile).catch(() => { throw invalid(`the table names ${localFile}, which the folder does not have`); })).size;
-      await warehouseStore(this.s, this.wh, this.to).putStream(key, createReadStream(localFile));
+      await warehouseStore(this.s, this.wh, storageKey(this.s, this.to)!).putStream(key, createReadStream(localFile));
       this.bytes += size;
     } else {
-      await warehouseStore(this.s, this.wh, this.to).put(key, body!);
+      await warehouseStore(this.s, this.wh, storageKey(this.s, this.to)!).put(key, body!);
       this.bytes += typeof body === 'string' ? Buffer.byteLength(body) : body!.length;
     }
     this.files++;
@@ -208,7 +208,7 @@ export async function importTable(s: Services, wh: Warehouse, caller: CatalogCal
     const created = await registerTable(s, wh, caller, namespace, { name, 'metadata-location': metadataLocation });
     return { metadataLocation: created.location ?? metadataLocation, location: im.to, files: im.files + 1, bytes: im.bytes };
   } catch (err) {
-    await warehouseStore(s, wh, im.to).deletePrefix(`${storageKey(s, im.to)!}/`).catch((e: Error) => s.logging.module('svc::catalog').warn({ err: e.message, location: im.to }, 'could not remove the files of a failed import'));
+    await warehouseStore(s, wh, storageKey(s, im.to)!).deletePrefix(`${storageKey(s, im.to)!}/`).catch((e: Error) => s.logging.module('svc::catalog').warn({ err: e.message, location: im.to }, 'could not remove the files of a failed import'));
     throw err;
   } finally {
     await rm(tmp, { recursive: true, force: true });

@@ -29,7 +29,7 @@ function writerIO(s: Services, wh: Warehouse, tableLocation: string): WriterIO {
     ...warehouseIO(s, wh),
     write: async (location, bytes) => {
       if (!inWarehouse(s, wh, location) || !location.startsWith(`${tableLocation.replace(/\/+$/, '')}/`)) throw invalid(`cannot write ${location.slice(0, 300)}: outside the table location`);
-      await warehouseStore(s, wh, tableLocation.replace(/\/+$/, '')).put(storageKey(s, location)!, bytes, 'application/octet-stream');
+      await warehouseStore(s, wh, storageKey(s, tableLocation.replace(/\/+$/, ''))!).put(storageKey(s, location)!, bytes, 'application/octet-stream');
     },
     now: () => s.clock.now().getTime(),
   };

@@ -58,7 +58,8 @@ export async function execute(s: Services, p: Prepared, consumer: Consumer, sign
   try {
     const r = await runQuery(s.queryEngines, s.config, {
       workspace: p.workspaceId, engine: p.ep.engine, sql: p.ep.sql, params: p.values,
-      principal: { name: `client:${consumer.clientId}`, role: 'ws_viewer' }, maxRows, signal,
+      // the client as policy items and the catalog name it: its client id
+      principal: { name: consumer.clientId, role: 'ws_viewer' }, maxRows, signal,
     });
     const end = p.offset + p.limit;
     return {

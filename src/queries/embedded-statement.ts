@@ -27,7 +27,8 @@ export interface PreparedStatement {
 const METADATA_FUNCTIONS = new Set(['duckdb_tables', 'duckdb_columns', 'duckdb_schemas', 'duckdb_views', 'duckdb_constraints', 'duckdb_dependencies', 'pragma_table_info', 'pragma_show', 'summary']);
 
 export async function prepareStatement(conn: DuckDBConnection, db: Db, q: EngineRun, lh: Lakehouse | undefined): Promise<PreparedStatement> {
-  const parser = duckdbParser(async (sql, arg) => String((await conn.runAndReadAll(sql, [arg])).getRows()[0]![0]));
+  const scalar = async (sql: string, arg: string) => String((await conn.runAndReadAll(sql, [arg])).getRows()[0]![0]);
+  const parser = duckdbParser(scalar);
   try {
     const statement = await readStatement(trinoTimeTravel(q.sql), parser);
     const auth = authorize(statement, q.role);
@@ -47,7 +48,8 @@ export async function prepareStatement(conn: DuckDBConnection, db: Db, q: Engine
     if (inner.kind === 'create_view') throw new QueryFailure('refused', 'a view of the workspace\'s database cannot read catalog tables: create the view in the catalog');
     if (inner.kind === 'update' || inner.kind === 'delete') throw new QueryFailure('refused', `${inner.kind.toUpperCase()} of the workspace's database cannot read catalog tables: use INSERT ... SELECT`);
     const read = await readCatalogTables(lh, {
-      workspaceId: q.workspaceId, parser, signal: q.signal,
+      workspaceId: q.workspaceId, parser, scalar, signal: q.signal,
+      subject: { users: [q.user], groups: q.groups, roles: [q.role] },
       evaluate: (expr, as) => evaluate(conn, parser, expr, as),
     }, trees);
     try {

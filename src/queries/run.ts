@@ -21,7 +21,7 @@ export interface RunQueryInput {
   sql: string;
   params?: QueryParams;
   /** Who runs it and with which workspace role. */
-  principal: { name: string; role: QueryRole };
+  principal: { name: string; role: QueryRole; groups?: string[] };
   /** Default and ceiling: engine.query_timeout_secs. */
   timeoutMs?: number;
   /** Default and ceiling: engine.max_rows. */
@@ -143,5 +143,5 @@ export async function describeQuery(engines: QueryEngines, config: Config, input
 
 const engineRun = (config: Config, input: RunQueryInput): EngineRun => ({
   workspaceId: input.workspace, sql: input.sql, params: input.params ?? [], role: input.principal.role,
-  user: input.principal.name, signal: input.signal, ...boundsOf(config, input),
+  user: input.principal.name, groups: input.principal.groups ?? [], signal: input.signal, ...boundsOf(config, input),
 });

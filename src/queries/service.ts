@@ -43,7 +43,7 @@ export interface Submit {
   engine: string;
   sql: string;
   params: QueryParams;
-  principal: { userId: string; name: string; role: QueryRole };
+  principal: { userId: string; name: string; role: QueryRole; groups?: string[] };
   waitMs: number;
 }
 
@@ -133,9 +133,11 @@ export class QueryService {
     try {
       this.listenCancel(id, ac);
       if (row.cancel_requested_at) ac.abort();
+      // Who asked, as they are now: their groups decide which policy items name them.
       const user = row.principal ? await this.d.db.selectFrom('users').select('email').where('id', '=', row.principal).executeTakeFirst() : undefined;
+      const groups = row.principal ? (await this.d.db.selectFrom('group_members as m').innerJoin('groups as g', 'g.id', 'm.group_id').select('g.name').where('m.user_id', '=', row.principal).execute()).map((g) => g.name) : [];
       const outcome = await this.execute(id, row.workspace_id, row.engine, row.sql, row.params as QueryParams,
-        { name: user?.email ?? 'svc', role: row.principal_role }, ac.signal);
+        { name: user?.email ?? 'svc', role: row.principal_role, groups }, ac.signal);
       return (await this.finish(id, outcome, row)).state;
     } finally {
       this.running.delete(id);
@@ -150,7 +152,7 @@ export class QueryService {
     this.d.signals.ready().catch((err: Error) => this.d.log.warn({ query: id, err: err.message }, 'no cancel signals from other replicas for this query'));
   }
 
-  private async execute(id: string, workspaceId: string, engine: string, sql: string, params: QueryParams, principal: { name: string; role: QueryRole }, signal: AbortSignal): Promise<Outcome> {
+  private async execute(id: string, workspaceId: string, engine: string, sql: string, params: QueryParams, principal: { name: string; role: QueryRole; groups?: string[] }, signal: AbortSignal): Promise<Outcome> {
     try {
       const result = await runQuery(this.d.engines, this.d.config, { workspace: workspaceId, engine, sql, params, principal, signal });
       return { state: 'SUCCEEDED', result };

@@ -14,6 +14,8 @@ export interface EngineRun {
   role: QueryRole;
   /** Who the query runs for (the engine's user where it has one, e.g. X-Trino-User). */
   user: string;
+  /** The identity-provider groups of who it runs for (policy items may name groups). */
+  groups: string[];
   maxRows: number;
   /** Most bytes of rows (as JSON) the result holds: engine.max_result_bytes. */
   maxBytes: number;

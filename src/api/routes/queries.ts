@@ -91,7 +91,11 @@ export function queryRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       const p = requireUser(req);
       const { query, ended: done } = await queries().submit({
         workspace: { id: ws.id, slug: ws.slug }, engine: req.body.engine, sql: req.body.sql, params: req.body.params,
-        principal: { userId: p.userId, name: req.accessSnapshot?.user?.email ?? p.userId, role: roleOf(req, ws.slug) }, waitMs: req.body.wait_ms,
+        principal: {
+          userId: p.userId, name: req.accessSnapshot?.user?.email ?? p.userId, role: roleOf(req, ws.slug),
+          groups: req.accessSnapshot?.groups.map((g) => g.name) ?? [],
+        },
+        waitMs: req.body.wait_ms,
       });
       return reply.status(done ? 200 : 202).send(detailOf(query));
     });

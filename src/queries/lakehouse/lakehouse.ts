@@ -16,6 +16,9 @@ import { QueryFailure } from '../types.js';
 import { LakehouseCatalog } from './catalog.js';
 import { FileCache } from './file-cache.js';
 import { Stubs } from './stubs.js';
+import { EnginePolicies } from '../../policy/workspace-policies.js';
+import { aggregateFunctions } from './policy-sql.js';
+import type { ScalarQuery } from '../sql/parser.js';
 
 /** Decoded manifests kept per process. */
 export const MANIFEST_CACHE_BYTES = 64 * 1024 * 1024;
@@ -32,6 +35,8 @@ export interface LakehouseOptions {
   cacheBytes: number;
   /** The cache folder goes with the process (no embedded_data_dir). */
   temporary: boolean;
+  /** policy_service.enabled: the workspace's policies apply to every statement. */
+  policies: boolean;
   log: Logger;
 }
 
@@ -56,11 +61,21 @@ export class Lakehouse {
   readonly stubs: Stubs;
   readonly files: FileCache;
   private readonly manifestCache = new ManifestCache(MANIFEST_CACHE_BYTES);
+  /** The workspace's policies for the embedded engine, or null when the policy service is off. */
+  readonly policies: EnginePolicies | null;
+  private aggregateNames: Promise<Set<string>> | undefined;
 
   constructor(private readonly o: LakehouseOptions) {
     this.catalog = new LakehouseCatalog(o.db, o.storage.layout.bucket);
     this.stubs = new Stubs(this.catalog);
     this.files = new FileCache(o.cacheDir, o.cacheBytes, (location, workspaceId) => this.open(workspaceId, location), o.log);
+    this.policies = o.policies ? new EnginePolicies(o.db, Date.now) : null;
+  }
+
+  /** DuckDB's aggregate functions (a policy expression may not aggregate), read once. */
+  aggregates(scalar: ScalarQuery): Promise<Set<string>> {
+    this.aggregateNames ??= aggregateFunctions(scalar).catch((err: Error) => { this.aggregateNames = undefined; throw err; });
+    return this.aggregateNames;
   }
 
   /** What planning reads for a workspace: only objects the workspace owns. */

@@ -12,15 +12,23 @@ import { IcebergFormatError } from '../../iceberg/errors.js';
 import { selectSnapshot, tableInfo } from '../../iceberg/table.js';
 import type { Schema } from '../../iceberg/types.js';
 import { QueryFailure } from '../types.js';
-import { walk, type Node, type SqlParser } from '../sql/parser.js';
-import { CATALOG, levelsOf, qualifiedName } from './names.js';
+import { walk, type Node, type ScalarQuery, type SqlParser } from '../sql/parser.js';
+import { CATALOG, duckType, levelsOf, qualifiedName, schemaOf } from './names.js';
+import { quoteIdent } from '../sql/lexer.js';
+import { decide } from '../../policy/decide.js';
+import type { Subject } from '../../policy/evaluate.js';
+import { PolicyRefusal, tablePolicySql, type TablePolicySql } from './policy-sql.js';
 import { owningSelect, pushdownFilter } from './pushdown.js';
 import { emptySql, scanSql } from './scan-sql.js';
 import type { Lakehouse } from './lakehouse.js';
 
 export interface RewriteContext {
   workspaceId: string;
+  /** Who the statement runs for, as policy items name people: user, groups, workspace role. */
+  subject: Subject;
   parser: SqlParser;
+  /** Runs a one-value query on the statement's connection (the policies' aggregate list). */
+  scalar: ScalarQuery;
   /** The value of a constant expression (time travel's point in time), computed by the engine. */
   evaluate: (expr: Node, as: 'bigint' | 'epoch_ms') => Promise<string>;
   signal?: AbortSignal;
@@ -67,20 +75,22 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
   const at = ref.at_clause as { unit: string; expr: Node } | null;
   const selection = at ? await snapshotOf(ctx, at) : {};
   let plan: ScanPlan;
+  let policy: TablePolicySql | null;
   try {
-    // the query's own predicates on this table, each kept only if it binds to the table's schema
+    const schema = selectSnapshot(tableInfo(entry.metadata), selection).schema;
+    const columns = schema.struct.fields.map((f) => ({ name: f.name, type: duckType(f.type) }));
+    policy = await policyOf(lh, ctx, levels, name, shown, columns);
+    // the query's own predicates on this table, each kept only if it binds to the table's schema;
+    // never one on a masked or denied column (the query compares the masked value)
     const owner = owningSelect(trees, ref);
-    let filter: unknown;
-    if (owner) {
-      const schema = selectSnapshot(tableInfo(entry.metadata), selection).schema;
-      filter = bound(pushdownFilter(owner.select.where_clause as Node | null, {
-        names: [String(ref.alias || ''), name].filter(Boolean), alone: owner.alone,
-        columns: new Set(schema.struct.fields.map((f) => f.name)), excluded: new Set(),
-      }), schema);
-    }
+    const filter = owner ? bound(pushdownFilter(owner.select.where_clause as Node | null, {
+      names: [String(ref.alias || ''), name].filter(Boolean), alone: owner.alone,
+      columns: new Set(columns.map((c) => c.name)), excluded: new Set(policy?.columns.keys() ?? []),
+    }), schema) : undefined;
     plan = await planScan(entry.metadata, { ...selection, filter, signal: ctx.signal }, lh.manifests(ctx.workspaceId));
   } catch (err) {
     if (err instanceof IcebergFormatError) throw new QueryFailure('failed', `${shown}: ${err.message}`);
+    if (err instanceof PolicyRefusal) throw new QueryFailure('refused', err.message);
     throw err;
   }
 
@@ -95,22 +105,46 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
   releases.push(held.release);
   const local = held.files;
   const cacheDir = lh.files.dir(ctx.workspaceId);
-  const text = scanSql({
+  const scan = scanSql({
     schema: plan.schema,
     tasks: plan.tasks.map((t, i) => ({ file: { local: local[i]! }, deletes: t.deletes })),
     deletes: plan.deleteFiles.map((d, i) => ({ local: local[plan.tasks.length + i]!, content: d.file.content as 1 | 2, equalityIds: d.file.equalityIds })),
     cacheDir,
   }) ?? emptySql(plan.schema);
-  const parsed = await ctx.parser.parse(text);
+  // The policy goes around the scan: the row filter sees the stored values, the query the masked ones.
+  const names = plan.schema.struct.fields.map((f) => quoteIdent(f.name));
+  const parsed = await ctx.parser.parse(policy ? `SELECT ${names.join(', ')} FROM (${scan}) AS __svc_raw` : scan);
   if (!parsed.ok || parsed.statements.length !== 1) throw new Error(`the scan of ${shown} did not parse: ${parsed.ok ? 'several statements' : parsed.message}`);
+  const node = parsed.statements[0]!.node as Node;
+  if (policy) applyPolicy(node, plan.schema.struct.fields.map((f) => f.name), policy);
   const alias = String(ref.alias || name);
   const replacement: Node = {
     type: 'SUBQUERY', alias, sample: ref.sample ?? null, query_location: 0,
-    subquery: { node: parsed.statements[0]!.node, named_param_map: [] }, column_name_alias: ref.column_name_alias ?? [],
+    subquery: { node, named_param_map: [] }, column_name_alias: ref.column_name_alias ?? [],
   };
   for (const k of Object.keys(ref)) delete ref[k];
   Object.assign(ref, replacement);
   return { name: shown, snapshotId: plan.snapshotId === null ? null : String(plan.snapshotId), files: plan.tasks.length, skippedFiles: plan.skippedFiles };
+}
+
+/** What the workspace's policies leave of the table to this subject, or null with the policy service off. */
+async function policyOf(lh: Lakehouse, ctx: RewriteContext, levels: string[], name: string, shown: string, columns: Array<{ name: string; type: string }>): Promise<TablePolicySql | null> {
+  if (!lh.policies) return null;
+  const { slug } = await lh.catalog.tenant(ctx.workspaceId);
+  const rules = await lh.policies.load(slug);
+  const decision = decide(rules, ctx.subject, { catalog: CATALOG, schema: schemaOf(levels), table: name, columns: columns.map((c) => c.name) }, 'select');
+  const sql = await tablePolicySql({ parser: ctx.parser, user: ctx.subject.users[0] ?? '', aggregates: await lh.aggregates(ctx.scalar) }, shown, decision, columns);
+  return sql.columns.size === 0 && !sql.where ? null : sql;
+}
+
+/** Puts the mask and denial expressions in the projection (under each column's name) and the row filter in WHERE. */
+function applyPolicy(select: Node, names: string[], policy: TablePolicySql): void {
+  const list = select.select_list as Node[];
+  names.forEach((name, i) => {
+    const expr = policy.columns.get(name);
+    if (expr) list[i] = { ...expr, alias: name };
+  });
+  if (policy.where) select.where_clause = policy.where;
 }
 
 /** The conjuncts of `filter` that bind to the schema (one that does not is left out: the query keeps it). */
