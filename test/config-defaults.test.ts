@@ -67,6 +67,7 @@ describe('defaults', () => {
       results_prefix: 'query-results',
       results_retention_days: 7,
       concurrency: 4,
+      max_result_bytes: 67108864,
     });
     assert.equal(c.engines.provisioner, 'auto');
     assert.equal(c.engines.embedded, 'auto');

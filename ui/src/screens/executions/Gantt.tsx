@@ -26,7 +26,8 @@ export function Gantt({ e, ordered, now }: { e: Execution; ordered: TaskRun[]; n
   const share = (t: number) => Math.min(100, Math.max(0, ((t - t0) / total) * 100));
   const pct = (t: number) => `${share(t)}%`;
   // A bar that starts at the very end keeps its few pixels inside the track (a phone's page grew
-  // sideways by them); a tooltip right of the middle opens leftwards, so it stays on the page.
+  // sideways by them); a tooltip right of the middle opens leftwards, so it stays on the page, and a
+  // tick near the end is right-aligned on its time (centred, its label's half passed the page's edge).
   const barLeft = (t: number) => `min(${share(t)}%, calc(100% - 4px))`;
   const tipAt = (t: number) => (share(t) > 50 ? { right: `${100 - share(t)}%` } : { left: pct(t) });
   if (ordered.length === 0) return <p class="muted" id="no-task-runs">No task has started yet.</p>;
@@ -34,7 +35,7 @@ export function Gantt({ e, ordered, now }: { e: Execution; ordered: TaskRun[]; n
     <div class="gantt-chart" id="gantt">
       <div class="gantt-axis" aria-hidden="true">
         <span class="gantt-label" />
-        <div class="gantt-scale">{ticks(total).map((t) => <span key={t} class="gantt-tick" style={{ left: pct(t0 + t) }} title={precise(new Date(t0 + t).toISOString())}>+{span(t)}</span>)}</div>
+        <div class="gantt-scale">{ticks(total).map((t) => <span key={t} class="gantt-tick" style={{ left: pct(t0 + t), ...(share(t0 + t) > 85 ? { transform: 'translateX(-100%)' } : {}) }} title={precise(new Date(t0 + t).toISOString())}>+{span(t)}</span>)}</div>
       </div>
       <ul class="gantt-rows" aria-label={`Task runs of execution ${e.id.slice(0, 8)} on a time line`}>
         {ordered.map((r) => {
