@@ -21,6 +21,7 @@ import { PolicyRefusal, tablePolicySql, type TablePolicySql } from './policy-sql
 import { owningSelect, pushdownFilter } from './pushdown.js';
 import { emptySql, scanSql } from './scan-sql.js';
 import type { Lakehouse } from './lakehouse.js';
+import { MAX_VIEW_DEPTH, viewQuery } from './views.js';
 
 export interface RewriteContext {
   workspaceId: string;
@@ -32,6 +33,8 @@ export interface RewriteContext {
   /** The value of a constant expression (time travel's point in time), computed by the engine. */
   evaluate: (expr: Node, as: 'bigint' | 'epoch_ms') => Promise<string>;
   signal?: AbortSignal;
+  /** Views being read around this statement (a view reading a view goes one deeper). */
+  viewDepth?: number;
 }
 
 export interface Rewritten {
@@ -70,7 +73,7 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
   const shown = qualifiedName(levels, name);
   const entry = await lh.catalog.load(ctx.workspaceId, levels, name);
   if (!entry) throw new QueryFailure('failed', `Catalog Error: Table with name ${shown} does not exist`);
-  if (entry.kind === 'view') throw new QueryFailure('refused', `${shown} is a catalog view: views of the catalog are not read on the embedded engine yet`);
+  if (entry.kind === 'view') return replaceView(lh, ctx, ref, levels, name, shown, entry.metadata, releases);
 
   const at = ref.at_clause as { unit: string; expr: Node } | null;
   const selection = at ? await snapshotOf(ctx, at) : {};
@@ -100,6 +103,41 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
   for (const k of Object.keys(ref)) delete ref[k];
   Object.assign(ref, replacement);
   return { name: shown, snapshotId: plan.snapshotId === null ? null : String(plan.snapshotId), files: plan.tasks.length, skippedFiles: plan.skippedFiles };
+}
+
+/** A catalog view: its query (names resolved, tables rewritten for the reader, policies on the view applied) in place of the reference. */
+async function replaceView(lh: Lakehouse, ctx: RewriteContext, ref: Node, levels: string[], name: string, shown: string, metadata: Record<string, unknown>, releases: Array<() => void>) {
+  const depth = (ctx.viewDepth ?? 0) + 1;
+  if (depth > MAX_VIEW_DEPTH) throw new QueryFailure('refused', `${shown}: views read views more than ${MAX_VIEW_DEPTH} deep (a view that reads itself?)`);
+  if (ref.at_clause) throw new QueryFailure('refused', `${shown} is a view: time travel applies to tables`);
+  const view = await viewQuery(ctx.parser, metadata, shown);
+  const inner = await readCatalogTables(lh, { ...ctx, viewDepth: depth }, [view.tree]);
+  releases.push(inner.release);
+  let node = view.tree.node as Node;
+  const names = view.columns.map((c) => c.name);
+  const named = (ref.column_name_alias as string[] | undefined)?.length ? ref.column_name_alias as string[] : names;
+  let policy: TablePolicySql | null;
+  try {
+    policy = await policyOf(lh, ctx, levels, name, shown, view.columns);
+  } catch (err) {
+    if (err instanceof PolicyRefusal) throw new QueryFailure('refused', err.message);
+    throw err;
+  }
+  if (policy) {
+    const wrapper = await ctx.parser.parse(`SELECT ${names.map(quoteIdent).join(', ')} FROM (SELECT 1) AS __svc_raw`);
+    if (!wrapper.ok) throw new Error('the view wrapper did not parse');
+    const outer = wrapper.statements[0]!.node as Node;
+    Object.assign(outer.from_table as Node, { subquery: { node, named_param_map: [] }, column_name_alias: names });
+    applyPolicy(outer, names, policy);
+    node = outer;
+  }
+  const replacement: Node = {
+    type: 'SUBQUERY', alias: String(ref.alias || name), sample: ref.sample ?? null, query_location: 0,
+    subquery: { node, named_param_map: [] }, column_name_alias: policy ? (ref.column_name_alias ?? []) : named,
+  };
+  for (const k of Object.keys(ref)) delete ref[k];
+  Object.assign(ref, replacement);
+  return { name: shown, snapshotId: null, files: 0, skippedFiles: 0 };
 }
 
 /**
