@@ -38,6 +38,30 @@ export function avroType(schema: unknown): avro.Type {
   return avro.Type.forSchema(schema as avro.Schema, { registry: { long: LongType as unknown as avro.Type } });
 }
 
+// Types of the schemas files were written with, by the schema's text: avsc compiles a decoder per
+// type (several milliseconds), and every manifest of a table carries the same schema, so a cold
+// plan compiled the same decoder once per manifest. Bounded in count and key length.
+const TYPE_CACHE_ENTRIES = 64;
+const TYPE_CACHE_KEY_CHARS = 256 * 1024;
+const typeCache = new Map<string, avro.Type>();
+
+/** The avsc type of a file's schema text, compiled once per distinct text. */
+function typeOfText(text: string): { schema: unknown; type: avro.Type } {
+  const schema: unknown = JSON.parse(text);
+  let type = typeCache.get(text);
+  if (type) {
+    typeCache.delete(text);
+    typeCache.set(text, type); // most recently used last
+    return { schema, type };
+  }
+  type = avroType(schema);
+  if (text.length <= TYPE_CACHE_KEY_CHARS) {
+    if (typeCache.size >= TYPE_CACHE_ENTRIES) typeCache.delete(typeCache.keys().next().value as string);
+    typeCache.set(text, type);
+  }
+  return { schema, type };
+}
+
 const inflate = promisify(zlib.inflateRaw);
 const deflate = promisify(zlib.deflateRaw);
 const zstd = (zlib as unknown as { zstdDecompress?: (b: Buffer, cb: (e: Error | null, r: Buffer) => void) => void }).zstdDecompress;
@@ -82,8 +106,7 @@ export async function readAvro(bytes: Uint8Array, what: string): Promise<AvroFil
   let schema: unknown;
   let type: avro.Type;
   try {
-    schema = JSON.parse(meta['avro.schema']);
-    type = avroType(schema);
+    ({ schema, type } = typeOfText(meta['avro.schema']));
   } catch {
     throw invalid(`unreadable Avro schema in ${what}`);
   }

@@ -12,7 +12,7 @@ import { invalid } from './errors.js';
 import { bindFilter, type Expr } from './expressions.js';
 import { mayMatchMetrics, partitionMatches, summariesMayMatch, type PartExpr } from './evaluate.js';
 import { project, residual } from './projection.js';
-import { dataSequenceNumber, entrySnapshotId, fileSequenceNumber, Status, type ContentFile, type ManifestFile } from './manifests.js';
+import { dataSequenceNumber, entrySnapshotId, fileSequenceNumber, Status, type ContentFile, type ManifestEntry, type ManifestFile } from './manifests.js';
 import { DeleteIndex, partitionKey, type DeleteFileRef } from './deletes.js';
 import { selectSnapshot, snapshotById, tableInfo, toId, type SnapshotSelection, type TableInfo } from './table.js';
 import { findField, type Schema } from './types.js';
@@ -34,7 +34,12 @@ export interface ScanOptions extends SnapshotSelection {
    */
   incremental?: { start: bigint | number | string; end: bigint | number | string };
   signal?: AbortSignal;
+  /** Called with each data manifest's kept data files as soon as it is read (a reader starts fetching them). */
+  onFiles?: OnFiles;
 }
+
+/** The data files planning keeps from one manifest, before the plan is complete. */
+export type OnFiles = (files: ContentFile[]) => void;
 
 export interface FileScanTask {
   file: ContentFile;
@@ -188,25 +193,43 @@ async function deleteIndex(p: Prepared, io: ManifestIO, signal?: AbortSignal): P
   return new DeleteIndex(refs);
 }
 
+/** What planning decided for each entry of a manifest slice: left alone (not a live data file of the scan), pruned or kept. */
+const PRUNED = 1;
+const KEPT = 2;
+function entryDecisions(p: Prepared, s: ManifestSlice, m: ManifestFile, entries: ManifestEntry[], part: PartExpr): Uint8Array {
+  const end = Math.min(s.to, entries.length);
+  const out = new Uint8Array(Math.max(0, end));
+  for (let i = s.from; i < end; i++) {
+    const e = entries[i];
+    if (e.status === Status.DELETED || e.file.content !== 0) continue;
+    if (p.appendSnapshots && (e.status !== Status.ADDED || !p.appendSnapshots.has(entrySnapshotId(e, m)))) continue;
+    out[i] = partitionMatches(part, e.file.partition) && mayMatchMetrics(p.filter, e.file) ? KEPT : PRUNED;
+  }
+  return out;
+}
+
 /**
  * The second step: the file scan tasks of the prepared scan's data manifests, or of `slices` of
  * them (a plan task). Delete files that no task refers to are left out of `deleteFiles`.
  */
-export async function planFiles(p: Prepared, io: ManifestIO, opts: { slices?: ManifestSlice[]; signal?: AbortSignal } = {}): Promise<ScanPlan> {
+export async function planFiles(p: Prepared, io: ManifestIO, opts: { slices?: ManifestSlice[]; signal?: AbortSignal; onFiles?: OnFiles } = {}): Promise<ScanPlan> {
   const index = await deleteIndex(p, io, opts.signal);
   const slices = opts.slices ?? p.dataManifests.map((_, i) => ({ index: i, from: 0, to: Number.MAX_SAFE_INTEGER }));
   for (const s of slices) if (!p.dataManifests[s.index]) throw invalid('a plan task names a manifest the snapshot does not have');
   const read = await mapLimited(slices, CONCURRENT_READS, async (s) => {
     const m = p.dataManifests[s.index];
-    return { s, m, man: await io.manifest(m.path, specOf(p.table, m.specId)) };
+    const spec = specOf(p.table, m.specId);
+    const man = await io.manifest(m.path, spec);
+    // decided as each manifest arrives, so a reader can fetch its files while others are read
+    const decisions = entryDecisions(p, s, m, man.entries, project(p.filter, spec, 'inclusive'));
+    if (opts.onFiles) opts.onFiles(man.entries.filter((_, i) => decisions[i] === KEPT).map((e) => e.file));
+    return { s, m, man, spec, decisions };
   }, opts.signal);
   const tasks: FileScanTask[] = [];
   const used = new Map<number, number>();
   const deleteFiles: DeleteFileRef[] = [];
   let skippedFiles = 0;
-  for (const { s, m, man } of read) {
-    const spec = specOf(p.table, m.specId);
-    const part = project(p.filter, spec, 'inclusive');
+  for (const { s, m, man, spec, decisions } of read) {
     const residuals = new Map<string, Expr>();
     let nextRowId = m.firstRowId;
     const end = Math.min(s.to, man.entries.length);
@@ -217,9 +240,7 @@ export async function planFiles(p: Prepared, io: ManifestIO, opts: { slices?: Ma
         firstRowId = nextRowId;
         nextRowId += BigInt(e.file.recordCount);
       }
-      if (i < s.from || e.status === Status.DELETED || e.file.content !== 0) continue;
-      if (p.appendSnapshots && (e.status !== Status.ADDED || !p.appendSnapshots.has(entrySnapshotId(e, m)))) continue;
-      if (!partitionMatches(part, e.file.partition) || !mayMatchMetrics(p.filter, e.file)) { skippedFiles++; continue; }
+      if (decisions[i] !== KEPT) { if (decisions[i] === PRUNED) skippedFiles++; continue; }
       const key = partitionKey(spec.specId, e.file.partition);
       let r = residuals.get(key);
       if (!r) { r = residual(p.filter, spec, e.file.partition); residuals.set(key, r); }
@@ -241,5 +262,5 @@ export async function planFiles(p: Prepared, io: ManifestIO, opts: { slices?: Ma
  */
 export async function planScan(metadata: Json, opts: ScanOptions, io: ManifestIO): Promise<ScanPlan> {
   const prepared = await prepareScan(metadata, opts, io);
-  return planFiles(prepared, io, { signal: opts.signal });
+  return planFiles(prepared, io, { signal: opts.signal, onFiles: opts.onFiles });
 }

@@ -66,6 +66,34 @@ export class FileCache {
     }
   }
 
+  /**
+   * Starts copying files before the query knows all it reads (planning hands each manifest's
+   * files over as it reads them), PARALLEL at once, each pinned once copied until `release`. A
+   * copy that fails is left for the `hold` that follows to report; nothing starts after
+   * `release` or once `signal` aborts.
+   */
+  prefetch(workspaceId: string, signal?: AbortSignal): { add: (locations: string[]) => void; release: () => void } {
+    const queue: string[] = [];
+    const held: Entry[] = [];
+    let running = 0;
+    let released = false;
+    const pump = () => {
+      while (running < PARALLEL && queue.length > 0 && !released && !signal?.aborted) {
+        running++;
+        this.entry(workspaceId, queue.shift()!).then((e) => {
+          if (released) return;
+          e.pins++;
+          e.used = ++this.clock;
+          held.push(e);
+        }, () => undefined).finally(() => { running--; pump(); });
+      }
+    };
+    return {
+      add: (locations) => { queue.push(...locations); pump(); },
+      release: () => { released = true; queue.length = 0; for (const e of held.splice(0)) e.pins--; },
+    };
+  }
+
   private entry(workspaceId: string, location: string): Promise<Entry> {
     const key = `${workspaceId}\u0000${location}`;
     const hit = this.entries.get(key);

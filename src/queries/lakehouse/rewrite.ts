@@ -9,6 +9,7 @@
 import { bindFilter } from '../../iceberg/expressions.js';
 import { planScan, type ScanPlan } from '../../iceberg/planner.js';
 import { IcebergFormatError } from '../../iceberg/errors.js';
+import type { ContentFile } from '../../iceberg/manifests.js';
 import { selectSnapshot, tableInfo } from '../../iceberg/table.js';
 import type { Schema } from '../../iceberg/types.js';
 import { QueryFailure } from '../types.js';
@@ -86,7 +87,11 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
     // the query's own predicates on this table, each kept only if it binds to the table's schema;
     // never one on a masked or denied column (the query compares the masked value)
     const filter = queryFilter(trees, ref, name, schema, new Set(policy?.columns.keys() ?? []));
-    plan = await planScan(entry.metadata, { ...selection, filter, signal: ctx.signal }, lh.manifests(ctx.workspaceId));
+    // the data files are copied into the cache as planning finds them, not after it
+    const early = lh.files.prefetch(ctx.workspaceId, ctx.signal);
+    releases.push(early.release);
+    const onFiles = (files: ContentFile[]) => early.add(files.filter((f) => f.format.toLowerCase() === 'parquet').map((f) => f.path));
+    plan = await planScan(entry.metadata, { ...selection, filter, signal: ctx.signal, onFiles }, lh.manifests(ctx.workspaceId));
   } catch (err) {
     if (err instanceof IcebergFormatError) throw new QueryFailure('failed', `${shown}: ${err.message}`);
     if (err instanceof PolicyRefusal) throw new QueryFailure('refused', err.message);
