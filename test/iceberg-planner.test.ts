@@ -147,6 +147,16 @@ describe('pruning a partitioned table', () => {
     assert.equal(none.tasks.length, 0);
   });
 
+  test('onFiles hands over each manifest\'s kept files as it is read: exactly the planned files, the pruned ones never, the plan unchanged', async () => {
+    const filter = { type: 'gt', term: 'amount', value: '55.00' };
+    const batches: string[][] = [];
+    const p = await plan({ filter, onFiles: (fs) => batches.push(fs.map((f) => f.path)) });
+    assert.deepEqual(batches.flat().sort(), p.tasks.map((t) => t.file.path).sort());
+    assert.equal(batches.length, 50 - p.skippedManifests, 'one call per manifest read');
+    assert.deepEqual(names(p), names(await plan({ filter })));
+    assert.equal(p.skippedFiles, (await plan({ filter })).skippedFiles);
+  });
+
   test('column bounds and null counts prune files that cannot match', async () => {
     const p = await plan({ filter: { type: 'gt', term: 'amount', value: '55.00' } });
     assert.equal(p.tasks.length, 4, 'upper bounds of amount are 10.00 .. 59.00');

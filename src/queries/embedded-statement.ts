@@ -31,7 +31,7 @@ const METADATA_FUNCTIONS = new Set(['duckdb_tables', 'duckdb_columns', 'duckdb_s
 
 export async function prepareStatement(conn: DuckDBConnection, db: Db, q: EngineRun, lh: Lakehouse | undefined): Promise<PreparedStatement> {
   const scalar = async (sql: string, arg: string) => String((await conn.runAndReadAll(sql, [arg])).getRows()[0]![0]);
-  const parser = duckdbParser(scalar);
+  const parser = duckdbParser(scalar, q.workspaceId);
   try {
     const statement = await readStatement(trinoTimeTravel(q.sql), parser);
     const auth = authorize(statement, q.role);

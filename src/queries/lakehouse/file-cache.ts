@@ -112,7 +112,8 @@ export class FileCache {
       const obj = await this.open(location, workspaceId);
       if (!obj) throw new QueryFailure('failed', `a file of the table is missing from the object store: ${location}`);
       size = obj.size;
-      this.reserve(size);
+      // a refusal leaves the answer unread: let its connection go
+      try { this.reserve(size); } catch (err) { (obj.body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.(); throw err; }
       const tmp = `${file}.${randomUUID()}.part`;
       try {
         await pipeline(obj.body, createWriteStream(tmp, { mode: 0o600 }));

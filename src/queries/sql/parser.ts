@@ -28,7 +28,8 @@ export type ScalarQuery = (sql: string, arg: string) => Promise<string>;
  * Texts already turned into trees and trees into texts, least recently used out first, bounded in
  * characters. Both are pure functions of their input (DuckDB's parser reads no catalog), and the
  * same statements come again (a dashboard's, the scans svc writes for catalog tables): a repeat
- * then costs a JSON parse, not a DuckDB round trip (about 0.3 ms of a query's 1 ms each).
+ * then costs a JSON parse, not a DuckDB round trip (about 0.3 ms of a query's 1 ms each). Kept
+ * per scope (a workspace): whether another workspace ran a statement must not show in timings.
  */
 class Memo {
   private readonly map = new Map<string, string>();
@@ -54,11 +55,16 @@ class Memo {
 const parsed = new Memo(4_000_000, 200_000);
 const printed = new Memo(4_000_000, 200_000);
 
-/** A SqlParser on a DuckDB connection: one round trip per call (unless memoized), nothing kept on the connection. */
-export function duckdbParser(scalar: ScalarQuery): SqlParser {
+/**
+ * A SqlParser on a DuckDB connection: one round trip per call, nothing kept on the connection;
+ * with a `scope`, answers are memoized within it.
+ */
+export function duckdbParser(scalar: ScalarQuery, scope?: string): SqlParser {
+  const key = (text: string) => (scope === undefined ? undefined : `${scope}\u0000${text}`);
   return {
     async parse(sql) {
-      let text = parsed.get(sql);
+      const k = key(sql);
+      let text = k === undefined ? undefined : parsed.get(k);
       const hit = text !== undefined;
       text ??= await scalar('SELECT json_serialize_sql($1::VARCHAR)', sql);
       // every call parses afresh: callers rewrite the trees they get
@@ -67,15 +73,16 @@ export function duckdbParser(scalar: ScalarQuery): SqlParser {
         const message = String(out.error_message ?? 'the statement could not be parsed');
         return { ok: false, notSelect: /Only SELECT statements can be serialized/i.test(message), message };
       }
-      if (!hit) parsed.set(sql, text);
+      if (!hit && k !== undefined) parsed.set(k, text);
       return { ok: true, statements: (out.statements as Node[]) ?? [] };
     },
     async print(statement) {
       const json = stringifyLossless({ error: false, statements: [statement] })!;
-      const hit = printed.get(json);
+      const k = key(json);
+      const hit = k === undefined ? undefined : printed.get(k);
       if (hit !== undefined) return hit;
       const sql = await scalar('SELECT json_deserialize_sql($1::JSON)', json);
-      printed.set(json, sql);
+      if (k !== undefined) printed.set(k, sql);
       return sql;
     },
   };
