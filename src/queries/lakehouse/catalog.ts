@@ -61,11 +61,18 @@ export class LakehouseCatalog {
     return rows.map((r) => ({ levels: r.levels, name: r.name, kind: r.kind as EntryKind, metadataLocation: r.metadata_location }));
   }
 
-  /** One table or view with its parsed metadata, or null. */
+  /**
+   * One table or view with its parsed metadata, or null. The metadata text (tens of KB for a table
+   * with history) is read only when its location is not parsed yet: every scan loads its tables.
+   */
   async load(workspaceId: string, levels: string[], name: string): Promise<LoadedEntry | null> {
-    const row = await this.db.selectFrom('catalog_tables as t').innerJoin('catalog_namespaces as n', 'n.id', 't.namespace_id')
-      .select(['t.kind', 't.metadata_location', 't.metadata', 't.updated_at']).where('n.workspace_id', '=', workspaceId)
-      .where('n.levels', '=', sql<string[]>`${levels}::text[]`).where('t.name', '=', name).executeTakeFirst();
+    const entry = this.db.selectFrom('catalog_tables as t').innerJoin('catalog_namespaces as n', 'n.id', 't.namespace_id')
+      .where('n.workspace_id', '=', workspaceId).where('n.levels', '=', sql<string[]>`${levels}::text[]`).where('t.name', '=', name);
+    const head = await entry.select(['t.kind', 't.metadata_location', 't.updated_at']).executeTakeFirst();
+    if (!head) return null;
+    const known = this.parsed.get(head.metadata_location);
+    if (known) return { levels, name, kind: head.kind as EntryKind, metadataLocation: head.metadata_location, metadata: known, updatedAt: head.updated_at };
+    const row = await entry.select(['t.kind', 't.metadata_location', 't.metadata', 't.updated_at']).executeTakeFirst();
     if (!row) return null;
     return { levels, name, kind: row.kind as EntryKind, metadataLocation: row.metadata_location, metadata: this.parse(row.metadata_location, row.metadata as string), updatedAt: row.updated_at };
   }

@@ -26,6 +26,8 @@ const PARALLEL = 8;
 export class FileCache {
   private readonly entries = new Map<string, Entry>();
   private readonly loads = new SingleFlight<string, Entry>();
+  /** Workspace folders made by this process (a mkdir per copied file was a syscall per file). */
+  private readonly made = new Set<string>();
   private used = 0;
   private clock = 0;
 
@@ -104,7 +106,10 @@ export class FileCache {
   private async copy(key: string, workspaceId: string, location: string): Promise<Entry> {
     const dir = this.dir(workspaceId);
     const file = path.join(dir, `${createHash('sha256').update(location).digest('hex')}.parquet`);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (!this.made.has(dir)) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      this.made.add(dir);
+    }
     // A copy left by an earlier process is adopted (its name is the location's hash).
     let size = await stat(file).then((s) => s.size, () => -1);
     if (size >= 0) this.reserve(size);
@@ -120,6 +125,8 @@ export class FileCache {
         await rename(tmp, file);
       } catch (err) {
         this.used -= size;
+        // the folder removed under the process: made again by the next copy
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') this.made.delete(dir);
         await rm(tmp, { force: true });
         throw err;
       }
@@ -154,6 +161,7 @@ export class FileCache {
   /** Removes every cached file (at shutdown when the root is temporary). */
   async clear(): Promise<void> {
     this.entries.clear();
+    this.made.clear();
     this.used = 0;
     await rm(this.root, { recursive: true, force: true });
   }
