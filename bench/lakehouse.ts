@@ -46,6 +46,13 @@ const WIDE_SQL = (from: string) => `SELECT sum(a) AS a, sum(b) AS b, sum(c) AS c
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]!; };
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
+/** CPU time (user + system, all threads) of a live process in ms, from /proc (10 ms ticks). */
+function cpuOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+const ownCpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+
 /** VmRSS of a live process in bytes, from /proc. */
 function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -73,6 +80,7 @@ async function main() {
   let child: ChildProcess | null = null;
   let headers: Record<string, string> = {};
   const start = async () => {
+    ({ child } = await spawnSvc(['serve'], { env: { ...env, SVC_LOG__FILTER: 'warn,svc=info' }, ready: /"msg":"listening"/ }));
     const session = await signInHttp(base, 'bench@example.test', 'bench-password-1');
     headers = { 'content-type': 'application/json', ...session.headers };
   };
@@ -165,14 +173,22 @@ async function main() {
     for (let i = 0; i < 3; i++) { same(await api(WARM_SQL('iceberg.lake.big')), expected, 'warm scan'); await duck(WARM_SQL(bigDirect)); }
     const viaApi: number[] = [];
     const viaDuck: number[] = [];
+    // CPU time beside wall time: on a shared machine the wall ratio also measures the scheduler
+    let apiCpu = 0;
+    let duckCpu = 0;
     for (let i = 0; i < ROUNDS; i++) {
+      const c0 = cpuOf(child!.pid!);
       viaApi.push((await timed(() => api(WARM_SQL('iceberg.lake.big')))).ms);
+      apiCpu += cpuOf(child!.pid!) - c0;
+      const d0 = ownCpu();
       viaDuck.push((await timed(() => duck(WARM_SQL(bigDirect)))).ms);
+      duckCpu += ownCpu() - d0;
     }
     const warmRatio = median(viaApi) / median(viaDuck);
     console.log(`warm scan: ${WARM_SQL('<table>')}, ${ROUNDS} runs each, interleaved (after 3 warm-up)`);
     console.log(`  DuckDB read_parquet on local files (baseline)  median ${median(viaDuck).toFixed(1)} ms`);
     console.log(`  svc query API, file cache warm                 median ${median(viaApi).toFixed(1)} ms   ratio ${warmRatio.toFixed(2)}x (aim 1.5x: ${warmRatio <= 1.5 ? 'met' : 'not met'})`);
+    console.log(`  CPU per scan (process user + system, all threads): svc serve ${(apiCpu / ROUNDS).toFixed(1)} ms, DuckDB directly ${(duckCpu / ROUNDS).toFixed(1)} ms, ratio ${(apiCpu / duckCpu).toFixed(2)}x`);
 
     // The RSS table, written now so the cold and RSS runs below each start a fresh process.
     const wideRows = (i: number) => `SELECT (hash(range) >> 1)::BIGINT AS a, (hash(range + 0.5) >> 1)::BIGINT AS b, hash(range)::DOUBLE / 3 AS c, (hash(range * 3) >> 1)::BIGINT AS d FROM range(${i * WIDE_ROWS_PER_INSERT}, ${(i + 1) * WIDE_ROWS_PER_INSERT})`;
