@@ -21,6 +21,10 @@ export const catalog = section('embedded table catalog', {
     2000,
     'how long planTableScan plans before answering `submitted` with a plan id (planning goes on; fetchPlanningResult gives the result); 0 answers every plan asynchronously',
   ),
+  plan_task_files: count(
+    1000,
+    'manifest entries (data files) one answer of server-side scan planning holds: a plan of a larger table is answered with plan tasks of about this many entries each, fetched by fetchScanTasks',
+  ),
 });
 
 export const policy_service = section('policy service polled by engine plugins', {

@@ -1,6 +1,6 @@
 // The embedded catalog's HTTP surface: the gate on every /catalog/* request, the Iceberg REST
-// error shape for everything under it, `GET /catalog/v1/config`, and the namespace, table and
-// view routes (catalog-*.ts). The routes are always declared (so `svc openapi` documents them),
+// error shape for everything under it, `GET /catalog/v1/config`, and the namespace, table, view
+// and scan planning routes (catalog-*.ts). The routes are always declared (so `svc openapi` documents them),
 // but with catalog.enabled false they are "not mounted": every /catalog/* request gets exactly the
 // answer of an unknown route.
 import { z } from 'zod';
@@ -19,6 +19,7 @@ import { callerOf, catalogErrors, catalogPrincipal, setCatalogPrincipal } from '
 import { catalogNamespaceRoutes } from './catalog-namespaces.js';
 import { catalogTableRoutes } from './catalog-tables.js';
 import { catalogViewRoutes } from './catalog-views.js';
+import { catalogScanRoutes } from './catalog-scan.js';
 import { parseJson } from '../../../catalog/json.js';
 
 export { catalogPrincipal } from './catalog-common.js';
@@ -144,6 +145,7 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     await app.register(catalogNamespaceRoutes(ctx));
     await app.register(catalogTableRoutes(ctx));
     await app.register(catalogViewRoutes(ctx));
+    await app.register(catalogScanRoutes(ctx));
 
     // Other catalog paths pass the same gate, then are unknown.
     app.all('/catalog/*', { config: { csrf: false }, schema: { hide: true } }, async (req, reply) => {
