@@ -90,6 +90,8 @@ export function scanTasksJson(plan: ScanPlan, stats: Set<number>): { 'delete-fil
  * residual filter can nest as deep as the request's filter did.
  */
 export function jsonText(v: unknown): string {
+  // Most answers hold no BigInt: a replacer would be called for every key of thousands of tasks.
+  try { return JSON.stringify(v); } catch (err) { if (!(err instanceof TypeError)) throw err; }
   let mark: string | null = null;
   const s = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${(mark ??= `\u0000long${randomBytes(6).toString('hex')}:`)}${x}` : x));
   if (mark === null) return s;

@@ -17,12 +17,15 @@ import { findField } from '../iceberg/types.js';
 import type { ScanOptions } from '../iceberg/planner.js';
 import { IcebergError } from './errors.js';
 import { parseJson } from './json.js';
+import { TtlCache } from '../util/ttl-cache.js';
 import { planTableFiles, prepareTableScan } from './scan.js';
 import { jsonText, scanTasksJson } from './scan-json.js';
 import type { ScanRequest } from './scan-request.js';
 import { PLAN_TASK_TTL_MS, fromClaimGroup, groupManifests, noSuchPlanTask, plannedEntries, signPlanTask, toClaimGroup, verifyPlanTask } from './plan-tasks.js';
 import type { Warehouse } from './warehouse.js';
-import type { TableRow } from './tables.js';
+
+/** The table a request names: its catalog row and the metadata location it had when looked up. */
+export interface TableRef { id: string; metadata_location: string }
 
 export const MAX_PLANS = 1000;
 export const MAX_PLAN_BYTES = 64 * 1024 * 1024;
@@ -113,6 +116,26 @@ class Plans {
   get byteSize() { return this.bytes; }
 }
 
+// Parsed metadata by location (a metadata file is written once): a client fetching ten plan tasks
+// parses a table of many snapshots once. At most 32 MiB (a parsed document counted 3x its text).
+const parsed = new WeakMap<Services, TtlCache<string, { doc: Record<string, unknown>; chars: number }>>();
+async function metadataOf(s: Services, t: TableRef): Promise<Record<string, unknown>> {
+  let cache = parsed.get(s);
+  if (!cache) {
+    cache = new TtlCache(1000, 10 * 60_000, () => s.clock.now().getTime(), { max: 32 * 1024 * 1024, sizeOf: (k, v) => 3 * v.chars + k.length });
+    parsed.set(s, cache);
+  }
+  const hit = cache.get(t.metadata_location);
+  if (hit) return hit.doc;
+  // Read by row and location: a commit since the lookup makes it another document, planned next time.
+  const row = await s.db.selectFrom('catalog_tables').select(['metadata', 'metadata_location']).where('id', '=', t.id).executeTakeFirst();
+  if (!row) throw new IcebergError(404, 'NoSuchTableException', 'Table does not exist: it was dropped while the scan was planned');
+  const text = row.metadata as string;
+  const doc = parseJson(text) as Record<string, unknown>;
+  cache.set(row.metadata_location, { doc, chars: text.length });
+  return doc;
+}
+
 const registries = new WeakMap<Services, Plans>();
 export function plansOf(s: Services): Plans {
   let r = registries.get(s);
@@ -139,9 +162,8 @@ function statsIds(q: ScanRequest, schema: Parameters<typeof findField>[0]): Set<
 }
 
 /** Plans `q` on the table: the CompletedPlanningResult's text (without `plan-id`). */
-async function runPlan(s: Services, wh: Warehouse, row: TableRow, planId: string, q: ScanRequest, signal: AbortSignal): Promise<string> {
-  const metadata = parseJson(row.metadata) as Record<string, unknown>;
-  const prepared = await prepareTableScan(s, wh, metadata, optionsOf(q, undefined, signal));
+async function runPlan(s: Services, wh: Warehouse, row: TableRef, planId: string, q: ScanRequest, signal: AbortSignal): Promise<string> {
+  const prepared = await prepareTableScan(s, wh, await metadataOf(s, row), optionsOf(q, undefined, signal));
   const stats = statsIds(q, prepared.schema);
   const per = Math.max(1, s.config.catalog.plan_task_files);
   if (prepared.snapshotId === null || plannedEntries(prepared.dataManifests) <= per) {
@@ -161,7 +183,7 @@ function answerOf(err: unknown): ErrorAnswer | null {
 }
 
 /** planTableScan: the PlanTableScanResult's text (completed with a plan id, or submitted). */
-export async function planTableScan(s: Services, wh: Warehouse, row: TableRow, q: ScanRequest): Promise<string> {
+export async function planTableScan(s: Services, wh: Warehouse, row: TableRef, q: ScanRequest): Promise<string> {
   const plans = plansOf(s);
   const p = plans.add(wh.id, row.id);
   const running = runPlan(s, wh, row, p.id, q, p.abort.signal).then(
@@ -189,7 +211,7 @@ export async function planTableScan(s: Services, wh: Warehouse, row: TableRow, q
 }
 
 /** fetchPlanningResult: a FetchPlanningResult's text, or the failed plan's error. */
-export function fetchPlanningResult(s: Services, wh: Warehouse, row: TableRow, id: string): string {
+export function fetchPlanningResult(s: Services, wh: Warehouse, row: TableRef, id: string): string {
   const p = plansOf(s).get(id, wh.id, row.id);
   if (!p) throw noSuchPlanId(id);
   if (p.status === 'completed') return p.body!;
@@ -198,7 +220,7 @@ export function fetchPlanningResult(s: Services, wh: Warehouse, row: TableRow, i
 }
 
 /** cancelPlanning: stops and forgets the plan. */
-export function cancelPlanning(s: Services, wh: Warehouse, row: TableRow, id: string): void {
+export function cancelPlanning(s: Services, wh: Warehouse, row: TableRef, id: string): void {
   const plans = plansOf(s);
   const p = plans.get(id, wh.id, row.id);
   if (!p) throw noSuchPlanId(id);
@@ -206,14 +228,13 @@ export function cancelPlanning(s: Services, wh: Warehouse, row: TableRow, id: st
 }
 
 /** fetchScanTasks: the ScanTasks of one plan task, planned again from its token on any replica. */
-export async function fetchScanTasks(s: Services, wh: Warehouse, row: TableRow, token: string, signal?: AbortSignal): Promise<string> {
+export async function fetchScanTasks(s: Services, wh: Warehouse, row: TableRef, token: string, signal?: AbortSignal): Promise<string> {
   const c = verifyPlanTask(s, token);
   if (c.w !== wh.id || c.t !== row.id) throw noSuchPlanTask('it belongs to another table');
   if (plansOf(s).cancelled(c.p)) throw noSuchPlanTask('its plan was cancelled');
-  const metadata = parseJson(row.metadata) as Record<string, unknown>;
   let plan;
   try {
-    const prepared = await prepareTableScan(s, wh, metadata, optionsOf(c.q, { snapshotId: c.s, schemaId: c.c }, signal));
+    const prepared = await prepareTableScan(s, wh, await metadataOf(s, row), optionsOf(c.q, { snapshotId: c.s, schemaId: c.c }, signal));
     plan = await planTableFiles(s, wh, prepared, fromClaimGroup(c.g), signal);
   } catch (err) {
     // The snapshot (or schema) the plan read was expired from the table since.

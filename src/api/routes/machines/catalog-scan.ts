@@ -10,7 +10,7 @@ import type { AppContext } from '../../context.js';
 import { catalogErrors, nameParam, namespaceParam, prefixParam, scope } from './catalog-common.js';
 import { sendJson } from './catalog-tables.js';
 import { checkName, parseNamespace } from '../../../catalog/names.js';
-import { getTable } from '../../../catalog/tables.js';
+import { getTableRef } from '../../../catalog/tables.js';
 import { badRequest, IcebergError } from '../../../catalog/errors.js';
 import { parseScanRequest } from '../../../catalog/scan-request.js';
 import { cancelPlanning, fetchPlanningResult, fetchScanTasks, planTableScan } from '../../../catalog/scan-plans.js';
@@ -25,7 +25,7 @@ type TableParams = z.infer<typeof pTable>;
 
 async function tableOf(ctx: AppContext, req: FastifyRequest, p: TableParams, what: string) {
   const { s, wh } = await scope(ctx, req, p.prefix, 'read', what, { namespace: p.namespace, name: p.table, op: 'read' });
-  const row = await getTable(s.db, wh, parseNamespace(p.namespace), checkName(p.table), 'table');
+  const row = await getTableRef(s.db, wh, parseNamespace(p.namespace), checkName(p.table));
   return { s, wh, row };
 }
 
