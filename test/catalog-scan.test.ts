@@ -20,7 +20,7 @@ import { systemCaller } from '../src/catalog/access.js';
 import { findWarehouse } from '../src/catalog/warehouse.js';
 import { getTable } from '../src/catalog/tables.js';
 import { parseJson } from '../src/catalog/json.js';
-import { plansOf, PLAN_TTL_MS } from '../src/catalog/scan-plans.js';
+import { plansOf, PLAN_TTL_MS, MAX_RUNNING_PER_WORKSPACE } from '../src/catalog/scan-plans.js';
 
 let c: CatalogApp;
 let viewer: string;
@@ -259,6 +259,22 @@ describe('plans in memory, plan tasks as tokens', () => {
     assert.ok(plansOf(c.t.services).size < before);
   });
 
+  test('one workspace plans at most its share at once: then 503 with Retry-After, other workspaces unaffected', async () => {
+    const plans = plansOf(c.t.services);
+    const held = all(MAX_RUNNING_PER_WORKSPACE).map(() => plans.add('ws-busy', 'table-1'));
+    assert.throws(() => plans.add('ws-busy', 'table-1'), /scans of this workspace are being planned/);
+    plans.cancel(plans.add('ws-calm', 'table-2'));
+    const s = c.t.services;
+    const sales = (await findWarehouse(s, 'sales')).id;
+    const busy = all(MAX_RUNNING_PER_WORKSPACE).map(() => plans.add(sales, 'x'));
+    const r = await plan({});
+    assert.equal(r.status, 503);
+    assert.equal(r.body.error.type, 'ServiceUnavailableException');
+    assert.equal(r.headers.get('retry-after'), '1');
+    for (const p of [...held, ...busy]) plans.cancel(p);
+    assert.equal((await plan({})).status, 200);
+  });
+
   test('a plan task is bound to its table and signed: tampered, moved or expired ones are 404', async () => {
     const r = await plan({});
     const token: string = r.body['plan-tasks'][0];
@@ -297,6 +313,8 @@ describe('access as for loading the table', () => {
     const stolen = await call(c, 'POST', `${O}/tasks`, outsider, { 'plan-task': mine.body['plan-tasks'][0] });
     assert.equal(stolen.status, 404);
     assert.equal(stolen.body.error.type, 'NoSuchPlanTaskException');
+    const empty = await call(c, 'POST', `${O}/plan`, outsider, {});
+    assert.deepEqual([empty.body.status, empty.body['file-scan-tasks']], ['completed', []], 'a table without snapshots plans nothing');
     assert.equal((await call(c, 'POST', `${O.replace('events', 'nope')}/plan`, outsider, {})).status, 404);
     assert.equal((await plan({}, 'nope', CATALOG_TOKEN)).body.error.type, 'NoSuchTableException');
   });

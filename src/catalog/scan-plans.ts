@@ -8,8 +8,10 @@
 //
 // Plans live in this replica's memory (a plan id is served by the replica that made it): at most
 // MAX_PLANS and MAX_PLAN_BYTES of kept answers, each for PLAN_TTL_MS after it finished; when full
-// the oldest finished plan goes, and with every slot planning a new plan is a 503. Cancelling
-// stops a running plan, frees its answer and refuses its plan tasks on this replica.
+// the oldest finished plan goes, and with every slot planning a new plan is a 503; one workspace
+// plans at most MAX_RUNNING_PER_WORKSPACE scans at once (others keep their share), and a plan
+// still running after PLAN_DEADLINE_MS is stopped. Cancelling stops a running plan, frees its
+// answer and refuses its plan tasks on this replica.
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
 import { DomainError } from '../errors.js';
@@ -30,6 +32,9 @@ export interface TableRef { id: string; metadata_location: string }
 export const MAX_PLANS = 1000;
 export const MAX_PLAN_BYTES = 64 * 1024 * 1024;
 export const PLAN_TTL_MS = 15 * 60_000;
+export const MAX_RUNNING_PER_WORKSPACE = 64;
+/** The Java client polls a submitted plan for 5 minutes, then gives up: so does the server. */
+export const PLAN_DEADLINE_MS = 5 * 60_000;
 const RECORD_BYTES = 512;
 
 type Status = 'submitted' | 'completed' | 'failed' | 'cancelled';
@@ -76,6 +81,9 @@ class Plans {
   }
 
   add(workspaceId: string, tableId: string): Plan {
+    let running = 0;
+    for (const p of this.map.values()) if (p.workspaceId === workspaceId && p.status === 'submitted') running++;
+    if (running >= MAX_RUNNING_PER_WORKSPACE) throw new IcebergError(503, 'ServiceUnavailableException', `${MAX_RUNNING_PER_WORKSPACE} scans of this workspace are being planned on this replica; retry shortly`);
     if (!this.room(RECORD_BYTES)) throw new IcebergError(503, 'ServiceUnavailableException', `${MAX_PLANS} scans are being planned on this replica; retry shortly`);
     const p: Plan = { id: randomUUID(), workspaceId, tableId, status: 'submitted', bytes: RECORD_BYTES, expires: Infinity, abort: new AbortController() };
     this.map.set(p.id, p);
@@ -186,11 +194,13 @@ function answerOf(err: unknown): ErrorAnswer | null {
 export async function planTableScan(s: Services, wh: Warehouse, row: TableRef, q: ScanRequest): Promise<string> {
   const plans = plansOf(s);
   const p = plans.add(wh.id, row.id);
-  const running = runPlan(s, wh, row, p.id, q, p.abort.signal).then(
+  const deadline = setTimeout(() => p.abort.abort(new IcebergError(503, 'ServiceUnavailableException', `planning took longer than ${PLAN_DEADLINE_MS / 60_000} minutes and was stopped; retry`)), PLAN_DEADLINE_MS);
+  deadline.unref();
+  const running = runPlan(s, wh, row, p.id, q, p.abort.signal).finally(() => clearTimeout(deadline)).then(
     (body) => { plans.finish(p, 'completed', body); return { body }; },
     (err: unknown) => {
       const answer = answerOf(err);
-      if (!answer) s.logging.module('svc::catalog').error({ err, plan: p.id }, 'scan planning failed');
+      if (!answer && p.status !== 'cancelled') s.logging.module('svc::catalog').error({ err, plan: p.id }, 'scan planning failed');
       plans.finish(p, 'failed', undefined, answer ?? { status: 500, type: 'ServerErrorException', message: 'internal error' });
       return { err };
     },

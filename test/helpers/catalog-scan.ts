@@ -33,7 +33,7 @@ export async function call(c: Pick<CatalogApp, 'base'>, method: string, path: st
     body: body === undefined ? undefined : stringifyJson(body),
   });
   const text = await res.text();
-  return { status: res.status, text, body: text ? parseJson(text) as any : null };
+  return { status: res.status, text, body: text ? parseJson(text) as any : null, headers: res.headers };
 }
 
 export interface Events {
