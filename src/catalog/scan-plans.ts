@@ -154,7 +154,7 @@ export function plansOf(s: Services): Plans {
 /** The planner's options for a request, pinned to a snapshot and schema when a plan task replays it. */
 function optionsOf(q: ScanRequest, pin?: { snapshotId: string; schemaId: number }, signal?: AbortSignal): ScanOptions {
   const o: ScanOptions = { filter: q.filter, select: q.select, caseSensitive: q.caseSensitive, signal };
-  if (q.incremental) return { ...o, incremental: q.incremental, ...(pin ? { schemaId: pin.schemaId } : { useSnapshotSchema: true }) };
+  if (q.incremental) return { ...o, incremental: q.incremental, ...(pin ? { schemaId: pin.schemaId } : { useSnapshotSchema: q.useSnapshotSchema }) };
   if (pin) return { ...o, snapshotId: pin.snapshotId, schemaId: pin.schemaId };
   return { ...o, ...(q.snapshotId !== undefined ? { snapshotId: q.snapshotId } : {}), useSnapshotSchema: q.useSnapshotSchema };
 }
