@@ -20,6 +20,8 @@ import { systemCaller } from '../src/catalog/access.js';
 import { findWarehouse } from '../src/catalog/warehouse.js';
 import { getTable } from '../src/catalog/tables.js';
 import { parseJson } from '../src/catalog/json.js';
+import { runQuery } from '../src/queries/run.js';
+import { QueryFailure } from '../src/queries/types.js';
 import { plansOf, PLAN_TTL_MS, MAX_RUNNING_PER_WORKSPACE } from '../src/catalog/scan-plans.js';
 
 let c: CatalogApp;
@@ -317,6 +319,29 @@ describe('access as for loading the table', () => {
     assert.deepEqual([empty.body.status, empty.body['file-scan-tasks']], ['completed', []], 'a table without snapshots plans nothing');
     assert.equal((await call(c, 'POST', `${O.replace('events', 'nope')}/plan`, outsider, {})).status, 404);
     assert.equal((await plan({}, 'nope', CATALOG_TOKEN)).body.error.type, 'NoSuchTableException');
+  });
+
+  test('a table naming another workspace\'s manifest list reads nothing of it, cached or not', async () => {
+    const s = c.t.services;
+    const sales = parseJson((await getTable(s.db, await findWarehouse(s, 'sales'), ['lake'], 'events', 'table')).metadata) as Record<string, any>;
+    const snap = sales.snapshots.at(-1);
+    const warm = await plan({}, 'events', CATALOG_TOKEN);
+    for (const t of warm.body['plan-tasks']) assert.equal((await tasks(t, 'events', CATALOG_TOKEN)).status, 200, 'sales\' manifests are in the replica\'s cache');
+    const O = 'v1/other/namespaces/lake/tables/events';
+    const id = 7_000_000_000_000_000_001n;
+    const commit = await call(c, 'POST', O, CATALOG_TOKEN, { requirements: [], updates: [
+      { action: 'add-snapshot', snapshot: { 'snapshot-id': id, 'sequence-number': 1, 'timestamp-ms': 1_700_000_000_000, 'manifest-list': snap['manifest-list'], summary: { operation: 'append' }, 'schema-id': 0 } },
+      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
+    ] });
+    assert.equal(commit.status, 200, commit.text);
+    const r = await call(c, 'POST', `${O}/plan`, CATALOG_TOKEN, {});
+    assert.equal(r.status, 400);
+    assert.match(r.body.error.message, /outside the warehouse s3:\/\/warehouse\/lake\/other\//);
+    assert.doesNotMatch(r.text, /\/data\//, 'no file of the other workspace is named');
+    // the embedded engine plans through the same cache, and decides each location first too
+    const otherId = (await findWarehouse(s, 'other')).id;
+    await assert.rejects(runQuery(s.queryEngines, s.config, { workspace: otherId, engine: 'embedded', sql: 'SELECT count(*) FROM iceberg.lake.events', principal: { name: 'x@example.test', role: 'ws_viewer' } }),
+      (err: Error) => { assert.ok(err instanceof QueryFailure, String(err)); assert.match(err.message, /Forbidden/); assert.doesNotMatch(err.message, /\/data\//); return true; });
   });
 
   test('a person without a role in the workspace gets 403 naming the rule', async () => {
