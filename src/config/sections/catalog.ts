@@ -15,7 +15,7 @@ export const catalog = section('embedded table catalog', {
   ),
   manifest_cache_bytes: count(
     64 * 1024 * 1024,
-    'bytes of decoded Iceberg manifests and manifest lists each replica keeps for scan planning (least recently used out first; 0 keeps none)',
+    'bytes of decoded Iceberg manifests and manifest lists each replica keeps for scan planning, the catalog\'s and the embedded engine\'s (least recently used out first; 0 keeps none)',
   ),
   plan_wait_ms: count(
     2000,
