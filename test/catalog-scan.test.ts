@@ -110,6 +110,14 @@ describe('filters pushed into planning', () => {
     assert.deepEqual(await everyTask(none.body), []);
   });
 
+  test('the specification\'s preferred forms (left/right, child, references, literal objects) plan as the older ones', async () => {
+    const r = await plan({ filter: { type: 'and',
+      left: { type: 'in', child: { type: 'reference', name: 'region' }, values: ['eu', { type: 'literal', value: 'us' }] },
+      right: { type: 'lt', left: { type: 'reference', name: 'ts' }, right: { type: 'literal', value: '2024-01-02T00:00:00+00:00' } } } });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(fileNames(r.body['file-scan-tasks']), ['eu-0.parquet', 'us-0.parquet']);
+  });
+
   test('a day filter on the timestamp prunes by the day transform; names match case-insensitively on request', async () => {
     const r = await plan({ filter: { type: 'gt-eq', term: 'TS', value: '2024-01-10T00:00:00+00:00' }, 'case-sensitive': false });
     assert.equal(r.status, 200, r.text);
