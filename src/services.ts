@@ -21,6 +21,7 @@ import { CurrentFlows } from './workflows/current-flows.js';
 import { Sealer } from './secrets/seal.js';
 import { QueryEngines } from './queries/run.js';
 import { Lakehouse, lakehouseCache } from './queries/lakehouse/lakehouse.js';
+import { catalogWrites } from './catalog/engine-writes.js';
 import { engineLookup } from './queries/lookup.js';
 import { ManifestCache } from './iceberg/cache.js';
 
@@ -108,11 +109,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   queryEngines.setLookup(engineLookup(db, logging.module('svc::queries')));
   const storage = createStorage(s3, config);
   // The embedded engine reads and writes the catalog's tables when the catalog is on (lakehouse/).
+  // (its writes go through the catalog's own operations, handed in once the services exist)
+  let built: Services | undefined;
   const manifests = new ManifestCache(config.catalog.manifest_cache_bytes);
-  if (config.catalog.enabled) queryEngines.setLakehouse(() => new Lakehouse({ db, storage, manifests, log: logging.module('svc::lakehouse'), policies: config.policy_service.enabled, ...lakehouseCache(config) }));
+  if (config.catalog.enabled) queryEngines.setLakehouse(() => new Lakehouse({ db, storage, manifests, log: logging.module('svc::lakehouse'), policies: config.policy_service.enabled, writes: catalogWrites(() => built!), ...lakehouseCache(config) }));
   const closeLog = logging.module('svc');
   const closing = (what: string) => (err: Error) => closeLog.warn({ err: err.message }, `shutdown: ${what} failed`);
-  return {
+  built = {
     config,
     logging,
     log: logging.root,
@@ -148,4 +151,5 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       await db.destroy();
     },
   };
+  return built;
 }

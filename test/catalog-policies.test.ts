@@ -70,3 +70,21 @@ test('renames and transactions are judged on every table they name', async () =>
   assert.equal(tx.status, 403);
   assert.match(tx.body.error.message, /^Forbidden: policy "salaries are private" denies alter on sales\.hr\.salaries/);
 });
+
+test('a policy written for the engines (catalog "iceberg", as Trino names the catalog) governs the REST catalog too', async () => {
+  await createPolicy(c.t.services.db, CLI_ACTOR, 'sales', {
+    name: 'engine names', resources: { catalog: ['iceberg'], schema: ['hr'], table: ['bonus'] },
+    deny: [{ roles: ['ws_editor'], accesses: ['select'] }],
+  }, c.t.clock.now());
+  await cat(CATALOG_TOKEN).createTable({ namespace: ['hr'] }, { name: 'bonus', schema });
+  c.t.clock.advance(6_000); // past the 5 s policy cache
+  const denied = await refusal(cat(tokens.editor).loadTable({ namespace: ['hr'], name: 'bonus' }));
+  assert.match(denied.message, /^Forbidden: policy "engine names" denies select on sales\.hr\.bonus/);
+  // a policy on another catalog name governs nothing here
+  await createPolicy(c.t.services.db, CLI_ACTOR, 'sales', {
+    name: 'elsewhere', resources: { catalog: ['hive'], schema: ['hr'], table: ['bonus'] },
+    deny: [{ roles: ['ws_admin'], accesses: ['select'] }],
+  }, c.t.clock.now());
+  c.t.clock.advance(6_000);
+  assert.equal((await cat(tokens.owner).loadTable({ namespace: ['hr'], name: 'bonus' }))['format-version'], 2);
+});

@@ -148,7 +148,7 @@ const evaluators = new WeakMap<Services, PolicyEvaluator>();
 
 /**
  * With the policy service on, its deny items restrict the catalog further (after the role check):
- * the policy's `catalog` resource matches the warehouse (workspace slug), `schema` the namespace
+ * the policy's `catalog` resource matches the warehouse (workspace slug) or `iceberg`, `schema` the namespace
  * (levels joined by '.'), `table` the table or view name. 403 names the policy.
  */
 export async function requirePolicies(s: Services, caller: CatalogCaller, ws: string, namespace: string[], name: string | undefined, op: PolicyOp): Promise<void> {
@@ -157,6 +157,10 @@ export async function requirePolicies(s: Services, caller: CatalogCaller, ws: st
   if (!who) return;
   let ev = evaluators.get(s);
   if (!ev) { ev = new PolicyEvaluator(s.db, () => s.clock.now().getTime()); evaluators.set(s, ev); }
-  const hit = await ev.denied(ws, who, { catalog: ws, schema: namespace.join('.'), table: name }, [...POLICY_ACCESSES[op]]);
+  // The catalog resource names the warehouse (the workspace slug) or `iceberg`, the catalog's name
+  // on every engine (Trino's iceberg.properties, the embedded engine): one policy governs both.
+  const target = { schema: namespace.join('.'), table: name };
+  const hit = await ev.denied(ws, who, { catalog: ws, ...target }, [...POLICY_ACCESSES[op]])
+    ?? await ev.denied(ws, who, { catalog: 'iceberg', ...target }, [...POLICY_ACCESSES[op]]);
   if (hit) throw forbidden(`Forbidden: policy "${hit.policy}" denies ${hit.access} on ${[ws, ...namespace, ...(name ? [name] : [])].join('.')} to ${caller.actor}`);
 }

@@ -5,14 +5,15 @@
 // catalog when the statement names it or reads metadata, and every catalog table it reads is
 // rewritten on the tree into a scan of the table's files. What runs is printed from the trees.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { QueryFailure, type EngineRun } from './types.js';
+import { QueryFailure, type EngineResult, type EngineRun } from './types.js';
 import { duckdbParser, walk, type Node, type SqlParser } from './sql/parser.js';
 import { explained, readStatement, render, SqlSyntaxError, StatementRefusal, type QName, type Statement } from './sql/statement.js';
 import { authorize, type Authorized } from './sql/authorize.js';
 import { trinoTimeTravel } from './sql/time-travel.js';
 import type { Lakehouse } from './lakehouse/lakehouse.js';
 import { CATALOG } from './lakehouse/names.js';
-import { readCatalogTables } from './lakehouse/rewrite.js';
+import { readCatalogTables, type RewriteContext } from './lakehouse/rewrite.js';
+import { runCatalogWrite, writesCatalog } from './lakehouse/write.js';
 import type { Db } from './embedded-db.js';
 
 export interface PreparedStatement {
@@ -22,6 +23,8 @@ export interface PreparedStatement {
   parser: SqlParser;
   /** Lets go of the table files the statement reads (after it ran). */
   release: () => void;
+  /** A statement that writes catalog tables runs here instead of as SQL (lakehouse/write.ts). */
+  write?: () => Promise<EngineResult>;
 }
 
 const METADATA_FUNCTIONS = new Set(['duckdb_tables', 'duckdb_columns', 'duckdb_schemas', 'duckdb_views', 'duckdb_constraints', 'duckdb_dependencies', 'pragma_table_info', 'pragma_show', 'summary']);
@@ -34,7 +37,12 @@ export async function prepareStatement(conn: DuckDBConnection, db: Db, q: Engine
     const auth = authorize(statement, q.role);
     for (const t of auth.writes) checkName(t, db.name, 'write');
     for (const t of auth.reads) checkName(t, db.name, 'read');
-    const trees = treesOf(statement);
+    const inner = explained(statement);
+    const catalogWrite = writesCatalog(inner);
+    if (catalogWrite && !lh) throw new QueryFailure('refused', 'catalog tables (iceberg.<namespace>.<table>) need the catalog: catalog.enabled is false');
+    if (catalogWrite && statement.kind === 'explain') throw new QueryFailure('refused', 'EXPLAIN of a write to a catalog table is not supported on the embedded engine');
+    // A catalog DELETE reads its target file by file (lakehouse/write.ts): its check is not rewritten here.
+    const trees = catalogWrite && inner.kind === 'delete' ? [] : treesOf(statement);
     const catalogRead = auth.reads.some((t) => t.catalog === CATALOG);
     if (catalogRead || readsMetadata(trees)) {
       if (!lh) {
@@ -43,19 +51,24 @@ export async function prepareStatement(conn: DuckDBConnection, db: Db, q: Engine
         await lh.stubs.sync(db.instance, conn, q.workspaceId);
       }
     }
-    if (!catalogRead || !lh) return { sql: render(statement), auth, statement, parser, release: () => undefined };
-    const inner = explained(statement);
-    if (inner.kind === 'create_view') throw new QueryFailure('refused', 'a view of the workspace\'s database cannot read catalog tables: create the view in the catalog');
-    if (inner.kind === 'update' || inner.kind === 'delete') throw new QueryFailure('refused', `${inner.kind.toUpperCase()} of the workspace's database cannot read catalog tables: use INSERT ... SELECT`);
-    const read = await readCatalogTables(lh, {
+    if (!catalogWrite && (!catalogRead || !lh)) return { sql: render(statement), auth, statement, parser, release: () => undefined };
+    if (!catalogWrite && inner.kind === 'create_view') throw new QueryFailure('refused', 'a view of the workspace\'s database cannot read catalog tables: create the view in the catalog');
+    if (!catalogWrite && (inner.kind === 'update' || inner.kind === 'delete')) throw new QueryFailure('refused', `${inner.kind.toUpperCase()} of the workspace's database cannot read catalog tables: use INSERT ... SELECT`);
+    const rewrite: RewriteContext = {
       workspaceId: q.workspaceId, parser, scalar, signal: q.signal,
       subject: { users: [q.user], groups: q.groups, roles: [q.role] },
       evaluate: (expr, as) => evaluate(conn, parser, expr, as),
-    }, trees);
+    };
+    const read = await readCatalogTables(lh!, rewrite, trees);
     try {
       const printed = new Map<Node, string>();
       for (const t of trees) printed.set(t, await parser.print(t));
-      return { sql: render(statement, (p) => printed.get(p.tree) ?? p.text), auth, statement, parser, release: read.release };
+      const prepared: PreparedStatement = { sql: render(statement, (p) => printed.get(p.tree) ?? p.text), auth, statement, parser, release: read.release };
+      if (catalogWrite) {
+        const query = inner.kind === 'insert' || inner.kind === 'create_table_as' ? printed.get(inner.query.tree) ?? inner.query.text : undefined;
+        prepared.write = () => runCatalogWrite({ conn, lh: lh!, q, parser, scalar, rewrite, query }, inner);
+      }
+      return prepared;
     } catch (err) {
       read.release();
       throw err;
@@ -89,7 +102,7 @@ function readsMetadata(trees: Node[]): boolean {
   return found;
 }
 
-/** A name reads and changes only the workspace's own database, or reads its catalog (`iceberg.<namespace>.<table>`). */
+/** A name reads and changes only the workspace's own database, or its catalog (`iceberg.<namespace>.<table>`, writes in lakehouse/write.ts). */
 function checkName(t: QName, own: string, how: 'read' | 'write'): void {
   // DuckDB reads `a.b` as schema a, or else as catalog a: `temp.t` is a temporary table.
   const catalog = t.catalog ?? (t.schema !== undefined && OTHER_CATALOGS.has(t.schema) ? t.schema : undefined);
@@ -98,8 +111,7 @@ function checkName(t: QName, own: string, how: 'read' | 'write'): void {
   if (how === 'read' && (catalog === 'system' || catalog === 'temp')) return;
   if (catalog === CATALOG) {
     if (t.catalog === undefined) throw new QueryFailure('refused', `name catalog tables iceberg.<namespace>.<table>: "${t.schema}.${t.name}" names no namespace`);
-    if (how === 'read') return;
-    throw new QueryFailure('refused', 'writing catalog tables from SQL is not available on this engine yet');
+    return;
   }
   throw new QueryFailure('refused', `the embedded engine reads and changes only the workspace's own database, not "${catalog}"`);
 }

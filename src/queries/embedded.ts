@@ -122,7 +122,10 @@ export class EmbeddedEngine implements EngineDriver {
 
   private async execute(conn: DuckDBConnection, db: Db, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
-    const { sql, auth, release } = await prepareStatement(conn, db, q, this.lakehouse?.());
+    const { sql, auth, release, write } = await prepareStatement(conn, db, q, this.lakehouse?.());
+    if (write) {
+      try { return await write(); } finally { release(); }
+    }
     let prepared: DuckDBPreparedStatement;
     try {
       prepared = await conn.prepare(sql);

@@ -19,6 +19,7 @@ import { Stubs } from './stubs.js';
 import { EnginePolicies } from '../../policy/workspace-policies.js';
 import { aggregateFunctions } from './policy-sql.js';
 import type { ScalarQuery } from '../sql/parser.js';
+import type { CatalogWrites } from './catalog-writes.js';
 
 /** Decoded manifests kept per process when none is handed in (services hand in the catalog's). */
 export const MANIFEST_CACHE_BYTES = 64 * 1024 * 1024;
@@ -39,6 +40,8 @@ export interface LakehouseOptions {
   manifests?: ManifestCache;
   /** policy_service.enabled: the workspace's policies apply to every statement. */
   policies: boolean;
+  /** The catalog's write operations (catalog/engine-writes.ts); absent, catalog tables are read only. */
+  writes?: CatalogWrites;
   log: Logger;
 }
 
@@ -66,9 +69,11 @@ export class Lakehouse {
   /** The workspace's policies for the embedded engine, or null when the policy service is off. */
   readonly policies: EnginePolicies | null;
   private aggregateNames: Promise<Set<string>> | undefined;
+  readonly writes: CatalogWrites | undefined;
 
   constructor(private readonly o: LakehouseOptions) {
     this.manifestCache = o.manifests ?? new ManifestCache(MANIFEST_CACHE_BYTES);
+    this.writes = o.writes;
     this.catalog = new LakehouseCatalog(o.db, o.storage.layout.bucket);
     this.stubs = new Stubs(this.catalog);
     this.files = new FileCache(o.cacheDir, o.cacheBytes, (location, workspaceId) => this.open(workspaceId, location), o.log);

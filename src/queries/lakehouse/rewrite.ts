@@ -21,6 +21,7 @@ import { PolicyRefusal, tablePolicySql, type TablePolicySql } from './policy-sql
 import { owningSelect, pushdownFilter } from './pushdown.js';
 import { emptySql, scanSql } from './scan-sql.js';
 import type { Lakehouse } from './lakehouse.js';
+import { MAX_VIEW_DEPTH, viewQuery } from './views.js';
 
 export interface RewriteContext {
   workspaceId: string;
@@ -32,6 +33,8 @@ export interface RewriteContext {
   /** The value of a constant expression (time travel's point in time), computed by the engine. */
   evaluate: (expr: Node, as: 'bigint' | 'epoch_ms') => Promise<string>;
   signal?: AbortSignal;
+  /** Views being read around this statement (a view reading a view goes one deeper). */
+  viewDepth?: number;
 }
 
 export interface Rewritten {
@@ -70,7 +73,7 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
   const shown = qualifiedName(levels, name);
   const entry = await lh.catalog.load(ctx.workspaceId, levels, name);
   if (!entry) throw new QueryFailure('failed', `Catalog Error: Table with name ${shown} does not exist`);
-  if (entry.kind === 'view') throw new QueryFailure('refused', `${shown} is a catalog view: views of the catalog are not read on the embedded engine yet`);
+  if (entry.kind === 'view') return replaceView(lh, ctx, ref, levels, name, shown, entry.metadata, releases);
 
   const at = ref.at_clause as { unit: string; expr: Node } | null;
   const selection = at ? await snapshotOf(ctx, at) : {};
@@ -82,11 +85,7 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
     policy = await policyOf(lh, ctx, levels, name, shown, columns);
     // the query's own predicates on this table, each kept only if it binds to the table's schema;
     // never one on a masked or denied column (the query compares the masked value)
-    const owner = owningSelect(trees, ref);
-    const filter = owner ? bound(pushdownFilter(owner.select.where_clause as Node | null, {
-      names: [String(ref.alias || ''), name].filter(Boolean), alone: owner.alone,
-      columns: new Set(columns.map((c) => c.name)), excluded: new Set(policy?.columns.keys() ?? []),
-    }), schema) : undefined;
+    const filter = queryFilter(trees, ref, name, schema, new Set(policy?.columns.keys() ?? []));
     plan = await planScan(entry.metadata, { ...selection, filter, signal: ctx.signal }, lh.manifests(ctx.workspaceId));
   } catch (err) {
     if (err instanceof IcebergFormatError) throw new QueryFailure('failed', `${shown}: ${err.message}`);
@@ -94,28 +93,7 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
     throw err;
   }
 
-  for (const d of plan.deleteFiles) {
-    if (d.file.format.toLowerCase() !== 'parquet') throw new QueryFailure('failed', `${shown}: delete files in ${d.file.format} (deletion vectors) are not read on the embedded engine yet`);
-  }
-  for (const t of plan.tasks) {
-    if (t.file.format.toLowerCase() !== 'parquet') throw new QueryFailure('failed', `${shown}: data files in ${t.file.format} are not read on the embedded engine (Parquet only)`);
-  }
-  const locations = [...plan.tasks.map((t) => t.file.path), ...plan.deleteFiles.map((d) => d.file.path)];
-  const held = await lh.files.hold(ctx.workspaceId, locations, ctx.signal);
-  releases.push(held.release);
-  const local = held.files;
-  const cacheDir = lh.files.dir(ctx.workspaceId);
-  const scan = scanSql({
-    schema: plan.schema,
-    tasks: plan.tasks.map((t, i) => ({ file: { local: local[i]! }, deletes: t.deletes })),
-    deletes: plan.deleteFiles.map((d, i) => ({ local: local[plan.tasks.length + i]!, content: d.file.content as 1 | 2, equalityIds: d.file.equalityIds })),
-    cacheDir,
-  }) ?? emptySql(plan.schema);
-  // The policy goes around the scan: the row filter sees the stored values, the query the masked ones.
-  const names = plan.schema.struct.fields.map((f) => quoteIdent(f.name));
-  const parsed = await ctx.parser.parse(policy ? `SELECT ${names.join(', ')} FROM (${scan}) AS __svc_raw` : scan);
-  if (!parsed.ok || parsed.statements.length !== 1) throw new Error(`the scan of ${shown} did not parse: ${parsed.ok ? 'several statements' : parsed.message}`);
-  const node = parsed.statements[0]!.node as Node;
+  const node = await scanNode(lh, ctx, shown, plan, plan.tasks, releases, !!policy);
   if (policy) applyPolicy(node, plan.schema.struct.fields.map((f) => f.name), policy);
   const alias = String(ref.alias || name);
   const replacement: Node = {
@@ -125,6 +103,72 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
   for (const k of Object.keys(ref)) delete ref[k];
   Object.assign(ref, replacement);
   return { name: shown, snapshotId: plan.snapshotId === null ? null : String(plan.snapshotId), files: plan.tasks.length, skippedFiles: plan.skippedFiles };
+}
+
+/** A catalog view: its query (names resolved, tables rewritten for the reader, policies on the view applied) in place of the reference. */
+async function replaceView(lh: Lakehouse, ctx: RewriteContext, ref: Node, levels: string[], name: string, shown: string, metadata: Record<string, unknown>, releases: Array<() => void>) {
+  const depth = (ctx.viewDepth ?? 0) + 1;
+  if (depth > MAX_VIEW_DEPTH) throw new QueryFailure('refused', `${shown}: views read views more than ${MAX_VIEW_DEPTH} deep (a view that reads itself?)`);
+  if (ref.at_clause) throw new QueryFailure('refused', `${shown} is a view: time travel applies to tables`);
+  const view = await viewQuery(ctx.parser, metadata, shown);
+  const inner = await readCatalogTables(lh, { ...ctx, viewDepth: depth }, [view.tree]);
+  releases.push(inner.release);
+  let node = view.tree.node as Node;
+  const names = view.columns.map((c) => c.name);
+  const named = (ref.column_name_alias as string[] | undefined)?.length ? ref.column_name_alias as string[] : names;
+  let policy: TablePolicySql | null;
+  try {
+    policy = await policyOf(lh, ctx, levels, name, shown, view.columns);
+  } catch (err) {
+    if (err instanceof PolicyRefusal) throw new QueryFailure('refused', err.message);
+    throw err;
+  }
+  if (policy) {
+    const wrapper = await ctx.parser.parse(`SELECT ${names.map(quoteIdent).join(', ')} FROM (SELECT 1) AS __svc_raw`);
+    if (!wrapper.ok) throw new Error('the view wrapper did not parse');
+    const outer = wrapper.statements[0]!.node as Node;
+    Object.assign(outer.from_table as Node, { subquery: { node, named_param_map: [] }, column_name_alias: names });
+    applyPolicy(outer, names, policy);
+    node = outer;
+  }
+  const replacement: Node = {
+    type: 'SUBQUERY', alias: String(ref.alias || name), sample: ref.sample ?? null, query_location: 0,
+    subquery: { node, named_param_map: [] }, column_name_alias: policy ? (ref.column_name_alias ?? []) : named,
+  };
+  for (const k of Object.keys(ref)) delete ref[k];
+  Object.assign(ref, replacement);
+  return { name: shown, snapshotId: null, files: 0, skippedFiles: 0 };
+}
+
+/**
+ * The SELECT that reads `tasks` of a plan (with the deletes that apply to them) from the workspace's
+ * cache; the files stay held until the caller's releases run. With `wrapped`, the scan sits in a
+ * subquery whose projection a policy rewrites.
+ */
+export async function scanNode(lh: Lakehouse, ctx: Pick<RewriteContext, 'workspaceId' | 'parser' | 'signal'>, shown: string, plan: ScanPlan, tasks: ScanPlan['tasks'], releases: Array<() => void>, wrapped = false): Promise<Node> {
+  const used = [...new Set(tasks.flatMap((t) => t.deletes))].sort((a, b) => a - b);
+  const deleteFiles = used.map((i) => plan.deleteFiles[i]!);
+  for (const d of deleteFiles) {
+    if (d.file.format.toLowerCase() !== 'parquet') throw new QueryFailure('failed', `${shown}: delete files in ${d.file.format} (deletion vectors) are not read on the embedded engine yet`);
+  }
+  for (const t of tasks) {
+    if (t.file.format.toLowerCase() !== 'parquet') throw new QueryFailure('failed', `${shown}: data files in ${t.file.format} are not read on the embedded engine (Parquet only)`);
+  }
+  const locations = [...tasks.map((t) => t.file.path), ...deleteFiles.map((d) => d.file.path)];
+  const held = await lh.files.hold(ctx.workspaceId, locations, ctx.signal);
+  releases.push(held.release);
+  const local = held.files;
+  const renumber = new Map(used.map((i, k) => [i, k]));
+  const scan = scanSql({
+    schema: plan.schema,
+    tasks: tasks.map((t, i) => ({ file: { local: local[i]! }, deletes: t.deletes.map((d) => renumber.get(d)!) })),
+    deletes: deleteFiles.map((d, i) => ({ local: local[tasks.length + i]!, content: d.file.content as 1 | 2, equalityIds: d.file.equalityIds })),
+    cacheDir: lh.files.dir(ctx.workspaceId),
+  }) ?? emptySql(plan.schema);
+  const names = plan.schema.struct.fields.map((f) => quoteIdent(f.name));
+  const parsed = await ctx.parser.parse(wrapped ? `SELECT ${names.join(', ')} FROM (${scan}) AS __svc_raw` : scan);
+  if (!parsed.ok || parsed.statements.length !== 1) throw new Error(`the scan of ${shown} did not parse: ${parsed.ok ? 'several statements' : parsed.message}`);
+  return parsed.statements[0]!.node as Node;
 }
 
 /** What the workspace's policies leave of the table to this subject, or null with the policy service off. */
@@ -147,6 +191,15 @@ function applyPolicy(select: Node, names: string[], policy: TablePolicySql): voi
   if (policy.where) select.where_clause = policy.where;
 }
 
+/** The conjuncts of the query's WHERE on table reference `ref` that planning can prune with (none on `excluded` columns). */
+export function queryFilter(trees: Node[], ref: Node, name: string, schema: Schema, excluded: Set<string>): unknown {
+  const owner = owningSelect(trees, ref);
+  return owner ? bound(pushdownFilter(owner.select.where_clause as Node | null, {
+    names: [String(ref.alias || ''), name].filter(Boolean), alone: owner.alone,
+    columns: new Set(schema.struct.fields.map((f) => f.name)), excluded,
+  }), schema) : undefined;
+}
+
 /** The conjuncts of `filter` that bind to the schema (one that does not is left out: the query keeps it). */
 function bound(filter: Record<string, unknown> | undefined, schema: Schema): unknown {
   if (!filter) return undefined;
@@ -157,7 +210,7 @@ function bound(filter: Record<string, unknown> | undefined, schema: Schema): unk
   return ok.length === 0 ? undefined : ok.reduce((l, r) => ({ type: 'and', left: l, right: r }));
 }
 
-async function snapshotOf(ctx: RewriteContext, at: { unit: string; expr: Node }): Promise<{ snapshotId?: string; asOfTimestampMs?: number }> {
+export async function snapshotOf(ctx: RewriteContext, at: { unit: string; expr: Node }): Promise<{ snapshotId?: string; asOfTimestampMs?: number }> {
   const unit = at.unit.toUpperCase();
   if (unit === 'VERSION') {
     const v = await ctx.evaluate(at.expr, 'bigint');
