@@ -289,6 +289,10 @@ describe('plans in memory, plan tasks as tokens', () => {
     const r = await plan({});
     const token: string = r.body['plan-tasks'][0];
     assert.equal((await tasks(token)).status, 200);
+    // the plan is forgotten after its time, its tasks are not: a token is all a replica needs
+    c.t.clock.advance(PLAN_TTL_MS + 1);
+    assert.equal((await call(c, 'GET', `${T}/events/plan/${r.body['plan-id']}`, viewer)).status, 404);
+    assert.equal((await tasks(token)).status, 200);
     const [body, sig] = token.split('.');
     const flipped = `${body.slice(0, -2)}${body.at(-2) === 'A' ? 'B' : 'A'}${body.at(-1)}.${sig}`;
     for (const forged of [flipped, `${body}.${'A'.repeat(sig.length)}`, 'not-a-token', `${body}`]) {
