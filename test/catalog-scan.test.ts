@@ -18,11 +18,12 @@ import { FIXTURES } from './helpers/iceberg-memory.js';
 import { importTable } from '../src/catalog/import.js';
 import { systemCaller } from '../src/catalog/access.js';
 import { findWarehouse } from '../src/catalog/warehouse.js';
-import { getTable } from '../src/catalog/tables.js';
+import { getTable, getTableRef } from '../src/catalog/tables.js';
 import { parseJson } from '../src/catalog/json.js';
 import { runQuery } from '../src/queries/run.js';
 import { QueryFailure } from '../src/queries/types.js';
-import { plansOf, PLAN_TTL_MS, MAX_RUNNING_PER_WORKSPACE } from '../src/catalog/scan-plans.js';
+import { createServices } from '../src/services.js';
+import { fetchScanTasks, fetchPlanningResult, plansOf, PLAN_TTL_MS, MAX_RUNNING_PER_WORKSPACE } from '../src/catalog/scan-plans.js';
 
 let c: CatalogApp;
 let viewer: string;
@@ -283,6 +284,21 @@ describe('plans in memory, plan tasks as tokens', () => {
     assert.equal(r.headers.get('retry-after'), '1');
     for (const p of [...held, ...busy]) plans.cancel(p);
     assert.equal((await plan({})).status, 200);
+  });
+
+  test('another replica (its own memory, the same configuration) serves a plan task, not the plan id', async () => {
+    const other = createServices(c.t.config, { clock: c.t.clock });
+    try {
+      const r = await plan({});
+      const s = c.t.services;
+      const wh = await findWarehouse(s, 'sales');
+      const ref = await getTableRef(s.db, wh, ['lake'], 'events');
+      const text = await fetchScanTasks(other, await findWarehouse(other, 'sales'), ref, r.body['plan-tasks'][1]);
+      assert.equal(JSON.parse(text)['file-scan-tasks'].length, 20);
+      assert.throws(() => fetchPlanningResult(other, wh, ref, r.body['plan-id']), /The plan id does not exist/);
+    } finally {
+      await other.close();
+    }
   });
 
   test('a plan task is bound to its table and signed: tampered, moved or expired ones are 404', async () => {
