@@ -36,13 +36,12 @@ export async function startAutomationWorker(services: Services): Promise<Automat
     return { status: r.status, http_status: r.httpStatus };
   }, { log, concurrency: 8, failedMessage: 'delivery attempt failed' });
 
-  const queue = services.queues.get(QUEUES.automation);
   if (cfg.enabled) {
     const everyMs = Math.max(1, cfg.tick_interval_secs) * 1000;
-    await queue.upsertJobScheduler(TICK_JOB, { every: everyMs }, { name: TICK_JOB, opts: QUEUES.automation.scheduledJobOptions });
+    await services.queues.schedule(QUEUES.automation, TICK_JOB, everyMs, { name: TICK_JOB, opts: QUEUES.automation.scheduledJobOptions });
     log.info({ every_ms: everyMs }, 'alert and report ticker started');
   } else {
-    await queue.removeJobScheduler(TICK_JOB);
+    await services.queues.unschedule(QUEUES.automation, TICK_JOB);
     log.info('alert and report ticker off (automation.enabled = false): schedules do not fire');
   }
   return { automation, deliveries, async close() { await Promise.all([automation.close(), deliveries.close()]); } };

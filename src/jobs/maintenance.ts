@@ -145,9 +145,13 @@ export async function startMaintenance(services: Services, opts: MaintenanceOpti
   ];
   for (const s of schedules) {
     if (s.enabled) {
-      await queue.upsertJobScheduler(s.name, { every }, { name: s.name, opts: QUEUES.maintenance.scheduledJobOptions });
+      const template = { name: s.name, opts: QUEUES.maintenance.scheduledJobOptions };
+      // on the shared queues the scheduler is remembered and asserted again after a Redis data loss
+      if (sharedQueues) await services.queues.schedule(QUEUES.maintenance, s.name, every, template);
+      else await queue.upsertJobScheduler(s.name, { every }, template);
     } else {
-      await queue.removeJobScheduler(s.name);
+      if (sharedQueues) await services.queues.unschedule(QUEUES.maintenance, s.name);
+      else await queue.removeJobScheduler(s.name);
       s.declined?.();
     }
   }
