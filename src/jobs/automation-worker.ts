@@ -22,8 +22,10 @@ export async function startAutomationWorker(services: Services): Promise<Automat
   const automation = startWorker(services, QUEUES.automation, async (job) => {
     if (job.name === TICK_JOB) return processAutomationTick(services);
     if (job.name === 'evaluate') {
-      const ev = await evaluate(services, String(job.data.automationId), { scheduledFor: new Date(String(job.data.slot)), manual: job.data.manual === true });
-      return ev ? { evaluation: ev.id, outcome: ev.outcome } : null;
+      const ev = await evaluate(services, String(job.data.automationId), { scheduledFor: new Date(String(job.data.slot)), manual: job.data.manual === true, evaluationId: job.data.evaluationId });
+      // no evaluation is a failed job, never a completed one with nothing to show
+      if (!ev) throw new Error(`alert or report ${String(job.data.automationId)} does not exist (deleted before it ran)`);
+      return { evaluation: ev.id, outcome: ev.outcome };
     }
     throw new Error(`unknown automation job ${job.name}`);
   }, { log, concurrency: 4 });

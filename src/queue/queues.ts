@@ -64,7 +64,7 @@ export interface EngineJobData { engineId: string }
 export interface TriggerJob { executionId?: string; executionIds?: string[] }
 
 /** Payload of the `automation` queue: `evaluate` names the alert or report and its slot; `automation-tick` carries nothing. */
-export interface AutomationJob { automationId?: string; slot?: string; manual?: boolean }
+export interface AutomationJob { automationId?: string; slot?: string; manual?: boolean; evaluationId?: string }
 /**
  * Payload of the `catalog-purge` queue: a table dropped with purgeRequested, whose files are
  * removed: everything under `location`, and the `files` its metadata named outside it.

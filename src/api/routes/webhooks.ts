@@ -18,6 +18,7 @@ import type { Services } from '../../services.js';
 import { errorSchema } from '../schemas.js';
 import { DomainError } from '../../errors.js';
 import { createExecution } from '../../workflows/executions.js';
+import { idempotencyKeyOf } from '../idempotency.js';
 import type { FlowDef } from '../../workflows/flow.js';
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -85,6 +86,7 @@ export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         exec = await createExecution(s, {
           workspaceId: row.workspace_id, namespace, flowId, inputs: {},
           trigger: { type: 'webhook', id: matched, body },
+          request: true, idempotencyKey: idempotencyKeyOf(req.headers),
         });
       } catch (err) {
         // deleted between the lookup and here: the same answer as any missing webhook
