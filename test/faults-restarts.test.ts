@@ -50,8 +50,9 @@ async function startExecutions(): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < EXECUTIONS; i++) {
     const r = await fetch(`${base}/workflows/v1/default/executions/team/steps`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
-    assert.equal(r.status, 201, await r.text());
-    ids.push(((await r.json()) as { id: string }).id);
+    const body = await r.text();
+    assert.equal(r.status, 201, body);
+    ids.push((JSON.parse(body) as { id: string }).id);
   }
   // the fault strikes while the first tasks run
   await waitFor(async () => {
