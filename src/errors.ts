@@ -43,7 +43,7 @@ export function isUniqueViolation(err: unknown): boolean {
 export const UNAVAILABLE_RETRY_AFTER_SECS = 5;
 
 /** The services svc runs beside; named in the server log only, never to the client. */
-export type Dependency = 'PostgreSQL' | 'Redis' | 'object store';
+export type Dependency = 'PostgreSQL' | 'Redis' | 'object store' | 'a service it calls';
 
 /** The answer while a dependency cannot be reached: 503 `unavailable` with Retry-After. */
 export function unavailable(retryAfterSecs = UNAVAILABLE_RETRY_AFTER_SECS): DomainError {
@@ -68,7 +68,7 @@ const REDIS_MESSAGES = /^(Reached the max retries per request limit|Stream isn't
  * 57P01-57P03, 53300), ioredis' retry and offline errors, and the AWS SDK's network errors,
  * timeouts and 5xx answers from the object store.
  */
-export function unreachableDependency(err: unknown): Dependency | undefined {
+export function unreachableDependency(err: unknown, ports: { postgres?: number; redis?: number } = {}): Dependency | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   if (err instanceof DependencyUnavailable) return err.dependency;
   const e = err as { name?: string; code?: unknown; message?: string; $metadata?: { httpStatusCode?: number }; errors?: unknown[] };
@@ -83,10 +83,13 @@ export function unreachableDependency(err: unknown): Dependency | undefined {
   if (e.name === 'MaxRetriesPerRequestError' || REDIS_MESSAGES.test(message)) return 'Redis';
   if (/^08[0-9A-Z]{3}$/.test(code) || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return 'PostgreSQL';
   if (PG_MESSAGES.test(message)) return 'PostgreSQL';
-  // a bare socket error reaching a request comes from the database pool (ioredis queues or retries
-  // its commands, and the SDK's carry $metadata)
-  if (NET_CODES.has(code)) return 'PostgreSQL';
+  // a bare socket error: named by the port it tried when that is the database's or Redis' (the
+  // SDK's errors carry $metadata); else another service a route calls (an engine, a provider)
+  if (NET_CODES.has(code)) {
+    const port = (e as { port?: unknown }).port;
+    return port !== undefined && port === ports.postgres ? 'PostgreSQL' : port !== undefined && port === ports.redis ? 'Redis' : 'a service it calls';
+  }
   // AggregateError of a connect to several addresses (localhost: ::1 and 127.0.0.1)
-  if (Array.isArray(e.errors) && e.errors.length > 0) return unreachableDependency(e.errors[0]);
+  if (Array.isArray(e.errors) && e.errors.length > 0) return unreachableDependency(e.errors[0], ports);
   return undefined;
 }

@@ -14,7 +14,15 @@ export function errorBody(status: number, message: string, code?: string) {
   return { error: code ?? CODES[status] ?? (status >= 500 ? 'internal' : 'bad_request'), message };
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+/** The ports of PostgreSQL and Redis (from their URLs), to name the dependency a bare socket error came from. */
+export function dependencyPorts(urls: { database?: string; redis?: string }): { postgres?: number; redis?: number } {
+  const port = (url: string | undefined, fallback: number) => {
+    try { return url ? Number(new URL(url).port || fallback) : undefined; } catch { return undefined; }
+  };
+  return { postgres: port(urls.database, 5432), redis: port(urls.redis, 6379) };
+}
+
+export function installErrorHandling(app: FastifyInstance, ports: { postgres?: number; redis?: number } = {}): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof DomainError) {
       if (err.retryAfterSecs !== undefined) reply.header('retry-after', String(err.retryAfterSecs));
@@ -40,7 +48,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     // A dependency that cannot be reached is a passing outage, not a bug: 503 with Retry-After, so
     // clients and load balancers retry; which one is said in the log only.
-    const dependency = unreachableDependency(err);
+    const dependency = unreachableDependency(err, ports);
     if (dependency) {
       const u = unavailable();
       req.log.warn({ dependency, err: err.message }, `${dependency} cannot be reached: answered 503`);

@@ -247,7 +247,9 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
   } catch (err) {
     // PostgreSQL, Redis or the object store away (reading templates' inputs, storing files) is no
     // outcome of the task: the job fails and BullMQ's attempts run it again once they are back.
-    if (!(err instanceof Aborted) && unreachableDependency(err)) { await log.finish().catch(() => undefined); throw err; }
+    // (a service the task itself calls is the task's outcome: it fails, and its retry policy decides)
+    const dependency = err instanceof Aborted ? undefined : unreachableDependency(err);
+    if (dependency && dependency !== 'a service it calls') { await log.finish().catch(() => undefined); throw err; }
     if (err instanceof Aborted) { state = err.kind === 'killed' ? 'KILLED' : 'FAILED'; error = err.message; }
     else { state = 'FAILED'; error = (err as Error).message ?? String(err); }
     log.write('ERROR', error);
