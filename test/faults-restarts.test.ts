@@ -28,6 +28,8 @@ before(async () => {
     SVC_REDIS__URL: redis.url, SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true',
     SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password,
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__REAPER_INTERVAL_SECS: '1', SVC_WORKFLOW__WORKING_TIMEOUT_S: '6', SVC_WORKFLOW__KILL_POLL_MS: '500',
+    // two claimed runs at a time: the other first tasks wait in Redis as jobs, which a restart without data loses
+    SVC_WORKFLOW__BATCH: '2',
   });
   const init = await runSvc(['init'], { env });
   assert.equal(init.code, 0, init.stderr);
@@ -54,7 +56,7 @@ async function startExecutions(): Promise<string[]> {
     assert.equal(r.status, 201, body);
     ids.push((JSON.parse(body) as { id: string }).id);
   }
-  // the fault strikes while the first tasks run
+  // the fault strikes while the first tasks run and others wait for a slot
   await waitFor(async () => {
     const rows = await query<{ n: string }>(pg.url, `SELECT count(*) AS n FROM task_runs WHERE execution_id = ANY($1) AND state = 'RUNNING'`, [ids]);
     return Number(rows[0]!.n) > 0;
