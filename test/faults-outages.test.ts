@@ -13,7 +13,8 @@ import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type Pri
 
 const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
 const FIXTURE = fileURLToPath(new URL('./fixtures/slow-serve.ts', import.meta.url));
-const QUICK = 'id: quick\nnamespace: team\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\n';
+const HOOK_KEY = 'a-webhook-key-0123456789abcdef';
+const QUICK = `id: quick\nnamespace: team\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\ntriggers:\n  - id: hook\n    type: webhook\n    key: ${HOOK_KEY}\n`;
 const NAPS = 'id: naps\nnamespace: team\ntasks:\n  - id: both\n    type: parallel\n    tasks:\n      - id: n1\n        type: sleep\n        duration: PT30S\n      - id: n2\n        type: sleep\n        duration: PT30S\n';
 
 let pg: PrivatePostgres; let redis: PrivateRedis; let s3: TestS3; let env: Record<string, string>;
@@ -26,7 +27,7 @@ before(async () => {
   env = serviceEnv(pg.url, s3, {
     SVC_REDIS__URL: redis.url, SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true',
     SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password,
-    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__REAPER_INTERVAL_SECS: '1',
+    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__REAPER_INTERVAL_SECS: '1', SVC_WORKFLOW__WEBHOOKS_ENABLED: 'true',
   });
   const init = await runSvc(['init'], { env });
   assert.equal(init.code, 0, init.stderr);
@@ -81,6 +82,12 @@ test('Redis down: a start answers 503 unavailable with Retry-After and records n
   assert.equal(await countOf('quick'), before + 2);
   const bad = await start('quick', { 'idempotency-key': 'with space' });
   assert.equal(bad.status, 400);
+  // a webhook call retried with its key makes one execution too
+  const hook = () => fetch(`${base}/workflows/v1/default/executions/webhook/team/quick/${HOOK_KEY}`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'delivery-7' }, body: '{"n":1}' });
+  const h1 = await hook(); const h2 = await hook();
+  assert.deepEqual([h1.status, h2.status], [201, 201]);
+  assert.equal(((await h2.json()) as { id: string }).id, ((await h1.json()) as { id: string }).id);
+  assert.equal(await countOf('quick'), before + 3);
   await waitFor(async () => (await query<{ state: string }>(pg.url, 'SELECT state FROM executions WHERE id = $1', [first.id]))[0]?.state === 'SUCCESS', 'the execution to run');
 });
 
