@@ -64,7 +64,7 @@ export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: {
         tags: ['workflows'],
-        summary: 'Start an execution through a webhook trigger (anonymous; the key is the credential; mounted only when workflow.webhooks_enabled)',
+        summary: 'Start an execution through a webhook trigger (anonymous; the key is the credential; mounted only when workflow.webhooks_enabled); an Idempotency-Key header answers the execution the same key started in the last 24 h',
         params,
         body: z.unknown(),
         response: { 201: z.object({ id: z.string(), state: z.string() }), 400: errorSchema, 404: errorSchema, 413: errorSchema, 415: errorSchema },

@@ -189,7 +189,7 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     app.post(`${BASE}/executions/:namespace/:id`, {
       preHandler: editor,
       schema: {
-        tags: ['workflows'], summary: 'Start an execution of a flow with inputs', params: flowParams,
+        tags: ['workflows'], summary: 'Start an execution of a flow with inputs; an Idempotency-Key header answers the execution the same key started in the last 24 h; 503 with Retry-After when the start cannot be queued', params: flowParams,
         body: z.object({ inputs: z.record(z.string(), z.unknown()).default({}) }).default({ inputs: {} }),
         response: { 201: executionView, ...errors },
       },
