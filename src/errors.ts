@@ -62,6 +62,14 @@ const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to con
 // ioredis (and BullMQ over it) when Redis is gone: retries exhausted, offline queue off, closed.
 const REDIS_MESSAGES = /^(Reached the max retries per request limit|Stream isn't writeable and enableOfflineQueue|Connection is closed)/;
 
+/** The ports of PostgreSQL and Redis (from their URLs), to name the dependency a bare socket error came from. */
+export function dependencyPorts(urls: { database?: string; redis?: string }): { postgres?: number; redis?: number } {
+  const port = (url: string | undefined, fallback: number) => {
+    try { return url ? Number(new URL(url).port || fallback) : undefined; } catch { return undefined; }
+  };
+  return { postgres: port(urls.database, 5432), redis: port(urls.redis, 6379) };
+}
+
 /**
  * Which dependency an error says cannot be reached, or undefined when it is something else (a bug,
  * a refusal): PostgreSQL connection errors and its shutdown / cannot-connect SQLSTATEs (class 08,

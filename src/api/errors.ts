@@ -14,14 +14,6 @@ export function errorBody(status: number, message: string, code?: string) {
   return { error: code ?? CODES[status] ?? (status >= 500 ? 'internal' : 'bad_request'), message };
 }
 
-/** The ports of PostgreSQL and Redis (from their URLs), to name the dependency a bare socket error came from. */
-export function dependencyPorts(urls: { database?: string; redis?: string }): { postgres?: number; redis?: number } {
-  const port = (url: string | undefined, fallback: number) => {
-    try { return url ? Number(new URL(url).port || fallback) : undefined; } catch { return undefined; }
-  };
-  return { postgres: port(urls.database, 5432), redis: port(urls.redis, 6379) };
-}
-
 export function installErrorHandling(app: FastifyInstance, ports: { postgres?: number; redis?: number } = {}): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof DomainError) {

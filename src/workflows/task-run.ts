@@ -17,7 +17,7 @@ import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
 import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Run, type Snapshot, type StepContext } from './orchestrator.js';
 import { readSettledRuns } from './execution-store.js';
 import { sql } from 'kysely';
-import { unreachableDependency } from '../errors.js';
+import { dependencyPorts, unreachableDependency } from '../errors.js';
 
 /** `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (absent: unknown). */
 export interface TaskRunJob { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
@@ -195,8 +195,7 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
       let lastRenew = Date.now();
       timers.push(setInterval(() => {
         void (async () => {
-          // (unreadable: the database is away, and the outcome's step waits for it anyway)
-      const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst().catch(() => undefined);
+          const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst();
           if (row?.kill_requested_at && !signal.aborted) controller!.abort(new Aborted('killed', 'killed'));
           if (Date.now() - lastRenew > leaseRenewMs(cfg.working_timeout_s)) {
             lastRenew = Date.now();
@@ -248,7 +247,7 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
     // PostgreSQL, Redis or the object store away (reading templates' inputs, storing files) is no
     // outcome of the task: the job fails and BullMQ's attempts run it again once they are back.
     // (a service the task itself calls is the task's outcome: it fails, and its retry policy decides)
-    const dependency = err instanceof Aborted ? undefined : unreachableDependency(err);
+    const dependency = err instanceof Aborted ? undefined : unreachableDependency(err, dependencyPorts({ database: services.config.database.url, redis: services.config.redis.url }));
     if (dependency && dependency !== 'a service it calls') { await log.finish().catch(() => undefined); throw err; }
     if (err instanceof Aborted) { state = err.kind === 'killed' ? 'KILLED' : 'FAILED'; error = err.message; }
     else { state = 'FAILED'; error = (err as Error).message ?? String(err); }
