@@ -91,6 +91,24 @@ test('Redis down: a start answers 503 unavailable with Retry-After and records n
   await waitFor(async () => (await query<{ state: string }>(pg.url, 'SELECT state FROM executions WHERE id = $1', [first.id]))[0]?.state === 'SUCCESS', 'the execution to run');
 });
 
+test('Redis down: a kill is recorded and answered 202 without waiting, and the running sleeps still end KILLED', { timeout: 120_000 }, async () => {
+  const r = await start('naps');
+  const { id } = await r.json() as { id: string };
+  await waitFor(async () => Number((await query<{ n: string }>(pg.url, `SELECT count(*) AS n FROM task_runs WHERE execution_id = $1 AND task_id LIKE 'n_' AND state = 'RUNNING'`, [id]))[0]!.n) === 2, 'both sleeps to run');
+  await redis.stop();
+  try {
+    const kill = await fetch(`${base}/workflows/v1/default/executions/${id}/kill`, { method: 'POST', headers });
+    assert.equal(kill.status, 202);
+    // the sleeps poll for the kill (every kill_poll_ms, 5 s here) and end KILLED, with Redis still down
+    await waitFor(async () => (await query<{ state: string }>(pg.url, 'SELECT state FROM executions WHERE id = $1', [id]))[0]?.state === 'KILLED', 'the execution to end KILLED', 25_000);
+    assert.match(svc.output(), /kill recorded but its step not queued/);
+  } finally {
+    await redis.start();
+  }
+  const runs = await query<{ state: string }>(pg.url, `SELECT state FROM task_runs WHERE execution_id = $1 AND task_id LIKE 'n_'`, [id]);
+  assert.deepEqual(runs.map((x) => x.state), ['KILLED', 'KILLED']);
+});
+
 test('PostgreSQL down: API calls answer 503 unavailable with Retry-After naming PostgreSQL in the log only; /healthz with a session cookie answers 200', { timeout: 120_000 }, async () => {
   await pg.stop('immediate');
   try {

@@ -214,7 +214,8 @@ export async function requestKill(services: Services, workspaceId: string, id: s
   if (res.ended_at) throw conflict(`execution ${id} already ended (${res.state})`);
   // The kill is recorded: running tasks see it at their next poll. The step that cancels queued
   // work is asked for within a bounded wait; when Redis cannot take it, the sweep asks again.
-  await within(enqueueAdvance(services, id, 'kill'), START_QUEUE_WAIT_MS, () => queueUnavailable('the kill step')).catch((err: Error) => {
+  const queued = services.workflowQueue.available() ? enqueueAdvance(services, id, 'kill') : Promise.reject(new Error('the job queue is not connected'));
+  await within(queued, START_QUEUE_WAIT_MS, () => queueUnavailable('the kill step')).catch((err: Error) => {
     services.logging.module('svc::workflows').warn({ executionId: id, dependency: 'Redis', err: err.message }, 'kill recorded but its step not queued: the sweep queues it');
   });
   // running attempts here and on the other replicas stop at once (the poll stays the fallback)
