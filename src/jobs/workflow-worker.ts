@@ -9,6 +9,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
+import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import { QUEUES, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
@@ -121,7 +122,8 @@ export async function sweep(services: Services): Promise<SweepResult> {
     return true;
   };
 
-  const created = await db.selectFrom('executions').select('id').where('state', '=', 'CREATED').where('created_at', '<', cutoff).limit(SWEEP_BATCH).execute();
+  // oldest first: what waits longest is the likeliest lost, and the next sweep takes the rest
+  const created = await db.selectFrom('executions').select('id').where('state', '=', 'CREATED').where('created_at', '<', cutoff).orderBy('created_at').limit(SWEEP_BATCH).execute();
   let starts = 0;
   for (const e of created) {
     if (!(await lost(await jobOf(`${e.id}-start`, [executions as Queue])))) continue;
@@ -130,7 +132,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
   }
   // A kill whose step was never queued (Redis away when it was asked) ends what has not started.
   const killing = await db.selectFrom('executions').select('id').where('state', '=', 'KILLING').where('ended_at', 'is', null)
-    .where('kill_requested_at', '<', cutoff).limit(SWEEP_BATCH).execute();
+    .where('kill_requested_at', '<', cutoff).orderBy('kill_requested_at').limit(SWEEP_BATCH).execute();
   for (const e of killing) await enqueueAdvance(services, e.id, 'kill');
 
   // QUEUED runs, and RETRYING ones whose last attempt ended before the cutoff (their job is delayed).
@@ -141,7 +143,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
       eb.and([eb('t.state', '=', 'RETRYING'), eb.exists(eb.selectFrom('task_run_attempts as a').select('a.attempt')
         .whereRef('a.task_run_id', '=', 't.id').whereRef('a.attempt', '=', 't.attempt').where('a.ended_at', '<', cutoff))]),
     ]))
-    .limit(SWEEP_BATCH).execute();
+    .orderBy('t.created_at').limit(SWEEP_BATCH).execute();
   let leaves: Array<{ taskRunId: string; executionId: string; attempt: number }> = [];
   for (const r of waiting) {
     // re-queued without the instant hint: the task-runs worker reads the run to learn its type
@@ -161,7 +163,8 @@ export async function sweep(services: Services): Promise<SweepResult> {
   const stale = new Date(now.getTime() + cfg.working_timeout_s * 1000 - 2 * renewMs - cfg.kill_poll_ms);
   const running = await db.selectFrom('task_runs').select(['id', 'execution_id', 'attempt', 'lease_until'])
     .where('state', '=', 'RUNNING').where('ended_at', 'is', null).where('started_at', '<', cutoff)
-    .limit(SWEEP_BATCH).execute();
+    // the stalest leases first: live attempts keep theirs fresh and sort last
+    .orderBy(sql`lease_until ASC NULLS FIRST`).limit(SWEEP_BATCH).execute();
   let handedBack = 0;
   for (const r of running) {
     const found = await jobOf(`${r.id}-${r.attempt}`, leafQueues);
