@@ -11,9 +11,6 @@ import { apiErrors, iso } from '../schemas.js';
 import { DependencyUnavailable, notFound } from '../../errors.js';
 import { within } from '../../util/deadline.js';
 import { failEvaluation, recordManualRun } from '../../automation/evaluate.js';
-
-/** How long Run now waits for Redis to take its job before answering 503. */
-const RUN_QUEUE_WAIT_MS = 3_000;
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import type { AutomationKind } from '../../db/automation-types.js';
 import { QUEUES, jobOptions } from '../../queue/queues.js';
@@ -23,6 +20,9 @@ import {
 } from '../../automation/automations.js';
 import { attemptDelivery, recordDeliveries } from '../../automation/delivery.js';
 import { checkTarget } from '../../automation/outbound.js';
+
+/** How long Run now waits for Redis to take its job before answering 503. */
+const RUN_QUEUE_WAIT_MS = 3_000;
 
 const wsParam = z.object({ ws: z.string().min(1).max(63) });
 const idParams = wsParam.extend({ id: z.string().min(1).max(64) });
