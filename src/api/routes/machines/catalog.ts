@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { errorBody } from '../../errors.js';
-import { DomainError } from '../../../errors.js';
+import { DomainError, UNAVAILABLE_RETRY_AFTER_SECS, unreachableDependency } from '../../../errors.js';
 import { authenticateCatalog, CatalogAuthError } from '../../../catalog/gate.js';
 import { catalogConfig } from '../../../catalog/config.js';
 import { IcebergError, badRequest, unprocessable } from '../../../catalog/errors.js';
@@ -69,6 +69,12 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }
       const status = err instanceof DomainError ? err.status : err.statusCode ?? 500;
       if (status >= 400 && status < 500) return reply.status(status).send(iceberg(status, TYPES[status] ?? 'BadRequestException', err.message));
+      const dependency = unreachableDependency(err);
+      if (dependency) {
+        req.log.warn({ dependency, err: err.message }, `${dependency} cannot be reached: answered 503`);
+        return reply.status(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECS))
+          .send(iceberg(503, 'ServiceUnavailableException', 'temporarily unavailable; retry shortly'));
+      }
       req.log.error({ err }, 'catalog request failed');
       return reply.status(500).send(iceberg(500, 'ServerErrorException', 'internal error'));
     });
