@@ -23,6 +23,7 @@ import { QueryEngines } from './queries/run.js';
 import { Lakehouse, lakehouseCache } from './queries/lakehouse/lakehouse.js';
 import { catalogWrites } from './catalog/engine-writes.js';
 import { engineLookup } from './queries/lookup.js';
+import { ManifestCache } from './iceberg/cache.js';
 
 export interface Services {
   config: Config;
@@ -54,6 +55,11 @@ export interface Services {
   sealer: Sealer;
   /** Engines SQL runs on (src/queries/run.ts): the embedded DuckDB one and named engines. */
   queryEngines: QueryEngines;
+  /**
+   * Decoded Iceberg manifests and manifest lists of this replica (catalog.manifest_cache_bytes),
+   * shared by the catalog's scan planning and the embedded engine's reads of catalog tables.
+   */
+  manifests: ManifestCache;
   /** Redis for BullMQ and invalidation, connected on first use. */
   redis(): Redis;
   /** Registers teardown run by close(), last registered first. */
@@ -105,7 +111,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   // The embedded engine reads and writes the catalog's tables when the catalog is on (lakehouse/).
   // (its writes go through the catalog's own operations, handed in once the services exist)
   let built: Services | undefined;
-  if (config.catalog.enabled) queryEngines.setLakehouse(() => new Lakehouse({ db, storage, log: logging.module('svc::lakehouse'), policies: config.policy_service.enabled, writes: catalogWrites(() => built!), ...lakehouseCache(config) }));
+  const manifests = new ManifestCache(config.catalog.manifest_cache_bytes);
+  if (config.catalog.enabled) queryEngines.setLakehouse(() => new Lakehouse({ db, storage, manifests, log: logging.module('svc::lakehouse'), policies: config.policy_service.enabled, writes: catalogWrites(() => built!), ...lakehouseCache(config) }));
   const closeLog = logging.module('svc');
   const closing = (what: string) => (err: Error) => closeLog.warn({ err: err.message }, `shutdown: ${what} failed`);
   built = {
@@ -131,6 +138,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     flows,
     sealer: new Sealer(config.secrets.master_key),
     queryEngines,
+    manifests,
     redis: getRedis,
     onClose(fn) { closers.push(fn); },
     async close() {

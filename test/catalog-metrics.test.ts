@@ -75,7 +75,7 @@ test('svc openapi lists every catalog route with the specification\'s operationI
       count++;
     }
   }
-  assert.equal(count, 26);
+  assert.equal(count, 30);
   // `endpoints` of /v1/config advertises exactly the routes served (the Java client calls only those).
   const served = Object.entries(ours.paths).filter(([p]) => p.startsWith('/catalog/v1/{prefix}/'))
     .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p.slice('/catalog'.length)}`));

@@ -51,6 +51,9 @@ describe('defaults', () => {
     assert.equal(c.catalog.auth_token, '');
     assert.equal(c.catalog.public_url, 'http://localhost:8080');
     assert.equal(c.catalog.system_user, 'svc-system');
+    assert.equal(c.catalog.manifest_cache_bytes, 64 * 1024 * 1024);
+    assert.equal(c.catalog.plan_wait_ms, 2000);
+    assert.equal(c.catalog.plan_task_files, 1000);
     assert.deepEqual(c.storage, {
       endpoint: 'http://127.0.0.1:9000',
       region: 'us-east-1',

@@ -123,7 +123,7 @@ describe('retention schedulers through BullMQ', () => {
     const loop = await startMaintenance(t.services, { everyMs: 300, runner, audit: false });
     try {
       const names = (await loop.queue.getJobSchedulers()).map((s) => s.key).sort();
-      assert.deepEqual(names, ['access-log-retention', 'audit-retention', 'execution-file-retention', 'kept-container-retention', 'session-cleanup', 'task-log-retention']);
+      assert.deepEqual(names, ['access-log-retention', 'audit-retention', 'execution-file-retention', 'idempotency-key-retention', 'kept-container-retention', 'session-cleanup', 'task-log-retention']);
       await waitFor(async () => {
         const done = await loop.queue.getJobs(['completed']);
         const ran = new Set(done.map((j) => j.name));
@@ -149,8 +149,8 @@ describe('retention schedulers through BullMQ', () => {
     try {
       const loop = await startMaintenance(r, { runner: fakeRunner(), audit: false });
       try {
-        const names = (await loop.queue.getJobSchedulers()).map((s) => s.key);
-        assert.deepEqual(names, ['session-cleanup']);
+        const names = (await loop.queue.getJobSchedulers()).map((s) => s.key).sort();
+        assert.deepEqual(names, ['idempotency-key-retention', 'session-cleanup']);
       } finally {
         await loop.close();
       }

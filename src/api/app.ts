@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
 import { installErrorHandling } from './errors.js';
+import { dependencyPorts } from '../errors.js';
 import { finishDocument } from './openapi-doc.js';
 import { clientErrorHandler, frameworkErrors, installInputGuard } from './input-guard.js';
 import { AccessLog } from './access-log.js';
@@ -55,7 +56,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app);
+  installErrorHandling(app, dependencyPorts({ database: opts.services?.config.database.url, redis: opts.services?.config.redis.url }));
 
   await app.register(fastifySwagger, {
     openapi: {

@@ -10,7 +10,7 @@ import { AppTickets, TOKEN_SHAPE, type AppBinding } from '../apps/tickets.js';
 import { MAX_SQL_BYTES } from '../queries/run.js';
 import { gatewayCall } from './apps-gateway.js';
 import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
-import { DomainError } from '../errors.js';
+import { DomainError, UNAVAILABLE_RETRY_AFTER_SECS, unreachableDependency } from '../errors.js';
 import { appProxy } from './apps-proxy.js';
 import { NOT_ORIGIN_FORM, isOriginForm, type PodLauncher } from '../apps/pods.js';
 
@@ -82,6 +82,12 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs, wsRe
     if (err instanceof DomainError) {
       if (err.retryAfterSecs) reply.header('retry-after', String(err.retryAfterSecs));
       return fail(reply, err.status, err.code, err.message);
+    }
+    const dependency = unreachableDependency(err);
+    if (dependency) {
+      services.log.warn({ dependency, err: (err as Error).message, url: req.url }, `${dependency} cannot be reached: answered 503`);
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECS));
+      return fail(reply, 503, 'unavailable', 'temporarily unavailable; retry shortly');
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) services.log.error({ err, url: req.url }, 'apps origin request failed');

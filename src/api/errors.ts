@@ -2,7 +2,7 @@
 // Domain errors map to their status; validation and client errors stay 4xx; anything else is a
 // 500 with a generic message (the details go to the log, never to the client).
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { DomainError, isUniqueViolation } from '../errors.js';
+import { DomainError, isUniqueViolation, unavailable, unreachableDependency } from '../errors.js';
 
 const CODES: Record<number, string> = {
   400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed',
@@ -14,7 +14,7 @@ export function errorBody(status: number, message: string, code?: string) {
   return { error: code ?? CODES[status] ?? (status >= 500 ? 'internal' : 'bad_request'), message };
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, ports: { postgres?: number; redis?: number } = {}): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof DomainError) {
       if (err.retryAfterSecs !== undefined) reply.header('retry-after', String(err.retryAfterSecs));
@@ -37,6 +37,15 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (isDataException(err)) {
       req.log.warn({ sqlstate: err.code, reason: err.message }, 'data exception answered 400');
       return reply.status(400).send(errorBody(400, 'a value of the request is out of range or not valid'));
+    }
+    // A dependency that cannot be reached is a passing outage, not a bug: 503 with Retry-After, so
+    // clients and load balancers retry; which one is said in the log only.
+    const dependency = unreachableDependency(err, ports);
+    if (dependency) {
+      const u = unavailable();
+      req.log.warn({ dependency, err: err.message }, `${dependency} cannot be reached: answered 503`);
+      reply.header('retry-after', String(u.retryAfterSecs));
+      return reply.status(503).send(errorBody(503, u.message, 'unavailable'));
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {

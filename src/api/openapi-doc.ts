@@ -4,7 +4,8 @@
 //   family (one table here, next to the layers that enforce it: plugins/auth.ts, catalog/gate.ts,
 //   routes/machines/policy.ts, idp/token-endpoint.ts);
 // - an operationId on every operation, derived from method and path, unique;
-// - the console's wildcard route as /ui/{path} (a parameter named `*` is not a valid name);
+// - the console's wildcard route as /ui/{path} (a parameter named `*` is not a valid name), and
+//   the catalog's `{planId}` as the specification's `{plan-id}`;
 // - /metrics answered as text/plain (Prometheus text exposition), not JSON;
 // - the catalog's bodies with the Iceberg REST specification's schemas (catalog/openapi-spec.ts);
 // - the server, named: the document is built without configuration, so its origin is a variable
@@ -80,6 +81,14 @@ export function finishDocument({ openapiObject }: { openapiObject: Json }): Json
     }
     delete paths['/ui/{*}'];
     paths['/ui/{path}'] = ops;
+  }
+  // The catalog's plan id is `{plan-id}` in the Iceberg specification; a fastify route parameter
+  // cannot carry a '-' (find-my-way reads it as a separator), so the route says `:planId`.
+  for (const path of Object.keys(paths).filter((p) => p.includes('{planId}'))) {
+    const ops = paths[path];
+    for (const op of Object.values(ops)) for (const p of (op.parameters as Json[] | undefined) ?? []) if (p.name === 'planId') p.name = 'plan-id';
+    delete paths[path];
+    paths[path.replace('{planId}', '{plan-id}')] = ops;
   }
   const metrics = paths['/metrics']?.get as { responses?: Record<string, { content?: Json }> } | undefined;
   const ok = metrics?.responses?.['200'];

@@ -22,7 +22,39 @@ export const AUTOMATION_ROLE = 'ws_viewer' as const;
 /** A CSV report's text is cut at this many bytes (the rest of the rows are left out, and it says so). */
 export const MAX_REPORT_BYTES = 4 * 1024 * 1024;
 
-export interface EvaluateOptions { scheduledFor: Date; manual?: boolean; query?: Querier; render?: typeof renderScreenshot }
+export interface EvaluateOptions {
+  scheduledFor: Date; manual?: boolean; query?: Querier; render?: typeof renderScreenshot;
+  /** The evaluation row a manual run recorded when it was asked for (recordManualRun): this run completes it. */
+  evaluationId?: string;
+}
+
+/** A pending evaluation older than this did not finish (its worker stopped, its job was lost): it is ended as an error. */
+export const EVALUATION_LOST_AFTER_MS = 15 * 60_000;
+
+/**
+ * Records a manual run ("Run now") before its job is queued, so the page shows it at once as
+ * running, and every run ends in an outcome or an error shown there (never in nothing).
+ */
+export async function recordManualRun(services: Services, automationId: string, at: Date): Promise<string> {
+  const id = randomUUID();
+  await services.db.insertInto('automation_evaluations').values({ id, automation_id: automationId, scheduled_for: at, manual: true, started_at: at }).execute();
+  return id;
+}
+
+/** Ends a pending evaluation as an error with `reason` (a run that could not be queued, failed or was lost). */
+export async function failEvaluation(services: Services, evaluationId: string, reason: string): Promise<void> {
+  await services.db.updateTable('automation_evaluations').set({ ended_at: services.clock.now(), outcome: 'error', error: reason.slice(0, 2000) })
+    .where('id', '=', evaluationId).where('ended_at', 'is', null).execute();
+}
+
+/** Ends the evaluations left pending past EVALUATION_LOST_AFTER_MS (the schedule tick calls it); answers how many. */
+export async function endLostEvaluations(services: Services): Promise<number> {
+  const now = services.clock.now();
+  const r = await services.db.updateTable('automation_evaluations')
+    .set({ ended_at: now, outcome: 'error', error: 'the evaluation did not finish: its worker stopped or its job was lost; run it again' })
+    .where('ended_at', 'is', null).where('started_at', '<', new Date(now.getTime() - EVALUATION_LOST_AFTER_MS)).executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
 
 function csvCell(v: unknown): string {
   const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
@@ -60,14 +92,33 @@ export async function evaluate(services: Services, automationId: string, opts: E
   if (!a) return undefined;
   const ws = await services.db.selectFrom('workspaces').select('slug').where('id', '=', a.workspace_id).executeTakeFirstOrThrow();
   const now = services.clock.now();
-  const evalId = randomUUID();
-  const inserted = await services.db.insertInto('automation_evaluations')
-    .values({ id: evalId, automation_id: a.id, scheduled_for: opts.scheduledFor, manual: opts.manual ?? false, started_at: now })
-    .onConflict((oc) => oc.columns(['automation_id', 'scheduled_for', 'manual']).doNothing()).executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
-    return services.db.selectFrom('automation_evaluations').selectAll().where('automation_id', '=', a.id)
-      .where('scheduled_for', '=', opts.scheduledFor).where('manual', '=', opts.manual ?? false).executeTakeFirst();
+  const evalId = opts.evaluationId ?? randomUUID();
+  if (opts.evaluationId) {
+    // the row the manual run recorded: this run takes it unless it already ended (a redelivery)
+    const taken = await services.db.updateTable('automation_evaluations').set({ started_at: now })
+      .where('id', '=', evalId).where('automation_id', '=', a.id).where('ended_at', 'is', null).returning('id').executeTakeFirst();
+    if (!taken) return services.db.selectFrom('automation_evaluations').selectAll().where('id', '=', evalId).executeTakeFirst();
+  } else {
+    const inserted = await services.db.insertInto('automation_evaluations')
+      .values({ id: evalId, automation_id: a.id, scheduled_for: opts.scheduledFor, manual: opts.manual ?? false, started_at: now })
+      .onConflict((oc) => oc.columns(['automation_id', 'scheduled_for', 'manual']).doNothing()).executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+      return services.db.selectFrom('automation_evaluations').selectAll().where('automation_id', '=', a.id)
+        .where('scheduled_for', '=', opts.scheduledFor).where('manual', '=', opts.manual ?? false).executeTakeFirst();
+    }
   }
+  try {
+    return await run(services, a, ws.slug, evalId, now, opts);
+  } catch (err) {
+    // whatever stopped it, the evaluation ends as an error the page shows (when the database lets it)
+    await failEvaluation(services, evalId, `the evaluation failed: ${(err as Error).message}`).catch((e: Error) => log.warn({ evaluation: evalId, err: e.message }, 'recording a failed evaluation failed: the tick ends it later'));
+    throw err;
+  }
+}
+
+async function run(services: Services, a: AutomationRow, wsSlug: string, evalId: string, now: Date, opts: EvaluateOptions): Promise<EvaluationRow | undefined> {
+  const log = services.logging.module('svc::automation');
+  const ws = { slug: wsSlug };
   const query = opts.query ?? ((input) => runQuery(services.queryEngines, services.config, input));
   const link = linkOf(services.config, ws.slug, a);
   const spec = a.spec as { type: string; path?: string };

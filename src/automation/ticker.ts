@@ -15,6 +15,7 @@ import type { Services } from '../services.js';
 import { QUEUES, jobOptions } from '../queue/queues.js';
 import { cronFor } from '../workflows/triggers.js';
 import { requeueLostDeliveries } from './delivery.js';
+import { endLostEvaluations } from './evaluate.js';
 
 /** Due schedules claimed per tick at most; the rest are claimed by the next tick. */
 export const MAX_CLAIMS_PER_TICK = 500;
@@ -54,6 +55,8 @@ export async function processAutomationTick(services: Services): Promise<TickRes
     result.fired.push({ id: a.id, slot: slot.toISOString() });
   }
   result.requeued = await requeueLostDeliveries(services);
+  const lost = await endLostEvaluations(services);
+  if (lost) log.warn({ count: lost }, 'evaluations that did not finish ended as errors');
   if (result.requeued) log.warn({ count: result.requeued }, 'deliveries whose job was lost enqueued again');
   return result;
 }

@@ -7,18 +7,17 @@
 // plan naming a data or delete file outside it fails: nothing of another workspace is read, cached
 // or returned, whatever a metadata file says.
 import type { Services } from '../services.js';
-import { ManifestCache, manifestIO, type ManifestIO, type ReadBytes } from '../iceberg/cache.js';
+import { manifestIO, type ManifestCache, type ManifestIO, type ReadBytes } from '../iceberg/cache.js';
 import { planScan, prepareScan, planFiles, type ScanOptions, type ScanPlan, type Prepared, type ManifestSlice } from '../iceberg/planner.js';
 import { invalid } from '../iceberg/errors.js';
 import { storageKey, warehouseStore, type Warehouse } from './warehouse.js';
 
-const caches = new WeakMap<Services, ManifestCache>();
-
-/** The replica's cache of decoded manifests (shared by every workspace: keys are full locations). */
+/**
+ * The replica's cache of decoded manifests (shared by every workspace: keys are full locations;
+ * the embedded engine reads catalog tables through the same one, see services.ts).
+ */
 export function manifestCache(s: Services): ManifestCache {
-  let c = caches.get(s);
-  if (!c) { c = new ManifestCache(s.config.catalog.manifest_cache_bytes); caches.set(s, c); }
-  return c;
+  return s.manifests;
 }
 
 /** Whether `location` lies inside the workspace's warehouse (and the configured bucket). */
@@ -39,9 +38,20 @@ export function warehouseReader(s: Services, wh: Warehouse): ReadBytes {
   };
 }
 
-/** Decoded manifests of the workspace's warehouse, through the replica's cache. */
+/**
+ * Decoded manifests of the workspace's warehouse, through the replica's cache. The cache is keyed
+ * by location and shared by every workspace, so the location is decided before the cache is asked:
+ * a hit left by another workspace's plan must not let a table naming that location read it.
+ */
 export function warehouseIO(s: Services, wh: Warehouse): ManifestIO {
-  return manifestIO(warehouseReader(s, wh), manifestCache(s));
+  const io = manifestIO(warehouseReader(s, wh), manifestCache(s));
+  const guard = (location: string) => {
+    if (!inWarehouse(s, wh, location)) throw invalid(`the table names ${location.slice(0, 300)}, outside the warehouse ${wh.root}/; svc reads only the workspace's own files`);
+  };
+  return {
+    manifestList: async (location) => { guard(location); return io.manifestList(location); },
+    manifest: async (location, spec) => { guard(location); return io.manifest(location, spec); },
+  };
 }
 
 function checkFiles(s: Services, wh: Warehouse, plan: ScanPlan): ScanPlan {

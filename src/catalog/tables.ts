@@ -37,6 +37,20 @@ export async function findTable(db: Db, wh: Warehouse, levels: string[], name: s
   return { id: row.id, namespace_id: row.ns_id, name: row.name!, kind: row.kind as Kind, metadata_location: row.metadata_location!, metadata: row.metadata as string };
 }
 
+/**
+ * A table's row id and current metadata location, without its metadata text (scan planning keeps
+ * parsed metadata by location and reads the text only when it has not parsed it yet).
+ */
+export async function getTableRef(db: Db, wh: Warehouse, levels: string[], name: string): Promise<{ id: string; metadata_location: string }> {
+  const row = await db.selectFrom('catalog_namespaces as n')
+    .leftJoin('catalog_tables as t', (j) => j.onRef('t.namespace_id', '=', 'n.id').on('t.name', '=', name))
+    .select(['t.id', 't.kind', 't.metadata_location'])
+    .where('n.workspace_id', '=', wh.id).where('n.levels', '=', sql<string[]>`${levels}::text[]`).executeTakeFirst();
+  if (!row) throw noSuchNamespace(levels);
+  if (row.id === null || row.kind !== 'table') throw noSuchTable(levels, name);
+  return { id: row.id, metadata_location: row.metadata_location! };
+}
+
 export async function getTable(db: Db, wh: Warehouse, levels: string[], name: string, kind: Kind): Promise<TableRow> {
   const row = await findTable(db, wh, levels, name);
   if (!row || row.kind !== kind) throw missing(kind, levels, name);

@@ -16,6 +16,8 @@ import { startLoops } from '../jobs/loops.js';
 import { fail, oneLine } from './errors.js';
 
 export const DRAIN_MS = 55_000;
+/** How often the drain closes keep-alive connections that went idle (a response just ended on them). */
+const DRAIN_IDLE_CHECK_MS = 100;
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -48,11 +50,19 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   await startLoops(services);
   const app = await buildApp({ services, logger: services.logging.module('svc::api') });
   for (const p of opts.plugins ?? []) await app.register(p);
+  // While draining, a response ends its keep-alive connection (Connection: close).
+  let draining = false;
+  const closeWhenDraining = (server: FastifyInstance) => server.addHook('onSend', async (_req, reply, payload) => {
+    if (draining && !reply.raw.headersSent) reply.header('connection', 'close');
+    return payload;
+  });
+  closeWhenDraining(app);
   const address = await app.listen({ host: cfg.server.host, port: cfg.server.port });
   log.info({ address }, 'listening');
   // The apps origin gets its own listener (SPEC 4.4), only when it is configured.
   const appsOrigin = cfg.apps.origin ? await buildAppsOrigin({ services }) : null;
   if (appsOrigin) {
+    closeWhenDraining(appsOrigin);
     const m = /^(.*):([0-9]+)$/.exec(cfg.apps.listen)!;
     const appsAddress = await appsOrigin.listen({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
     log.info({ address: appsAddress, origin: cfg.apps.origin }, 'apps listener listening');
@@ -65,17 +75,25 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   // After listening: the check loads the S3 client, which need not delay the start.
   setImmediate(() => { services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed')); });
 
+  // While draining, a response ends its keep-alive connection (Connection: close), and connections
+  // left idle are closed as they become so: the drain ends with the last in-flight request, not
+  // when idle keep-alive sockets time out (the deadline is the bound, not the usual end).
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       const drainMs = opts.drainMs ?? DRAIN_MS;
+      const started = Date.now();
+      draining = true;
       const deadline = setTimeout(() => {
         log.warn({ drainMs }, 'drain deadline reached; closing remaining connections');
         app.server.closeAllConnections();
         appsOrigin?.server.closeAllConnections();
       }, drainMs);
+      const idle = setInterval(() => { app.server.closeIdleConnections(); appsOrigin?.server.closeIdleConnections(); }, DRAIN_IDLE_CHECK_MS);
       await Promise.all([app.close(), appsOrigin?.close()]);
       clearTimeout(deadline);
+      clearInterval(idle);
+      log.info({ drainedMs: Date.now() - started }, 'in-flight requests drained');
       await services.close();
       log.info('stopped');
     })();

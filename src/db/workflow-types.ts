@@ -136,7 +136,18 @@ export interface DataApiAccessLogTable {
   duration_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
+/** Idempotency keys of execution starts, kept 24 h (migrations/0026_execution_idempotency.sql). */
+export interface ExecutionIdempotencyTable {
+  workspace_id: string;
+  namespace: string;
+  flow_id: string;
+  key: string;
+  execution_id: string;
+  created_at: ColumnType<Date, Date | string, never>;
+}
+
 export interface WorkflowTables {
+  execution_idempotency: ExecutionIdempotencyTable;
   flows: FlowsTable;
   flow_revisions: FlowRevisionsTable;
   executions: ExecutionsTable;

@@ -136,7 +136,7 @@ export async function prepareScan(metadata: Json, opts: ScanOptions, io: Manifes
   if (opts.incremental) {
     if (opts.snapshotId !== undefined || opts.ref !== undefined || opts.asOfTimestampMs !== undefined) throw invalid('an incremental scan names no other snapshot');
     const end = toId(opts.incremental.end)!;
-    sel = selectSnapshot(table, { snapshotId: end, useSnapshotSchema: opts.useSnapshotSchema ?? true });
+    sel = selectSnapshot(table, { snapshotId: end, useSnapshotSchema: opts.useSnapshotSchema ?? true, schemaId: opts.schemaId });
     appendSnapshots = appendsBetween(table, toId(opts.incremental.start)!, end);
   }
   const filter = bindFilter(opts.filter, sel.schema, caseSensitive);

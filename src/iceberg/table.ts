@@ -78,6 +78,8 @@ export interface SnapshotSelection {
    * a tag; false for a branch and for the current snapshot.
    */
   useSnapshotSchema?: boolean;
+  /** Read with this schema of the table, whatever the snapshot (a plan task keeps its plan's schema). */
+  schemaId?: number;
 }
 
 export interface Selected { snapshot: Json | null; snapshotId: bigint | null; schema: Schema }
@@ -123,6 +125,7 @@ export function selectSnapshot(t: TableInfo, sel: SnapshotSelection): Selected {
   if (!snapshot) throw notFound(`Cannot find snapshot with ID ${id}`);
   const useSnap = sel.useSnapshotSchema ?? snapshotSchema;
   const sid = snapshot['schema-id'];
-  const schema = useSnap && typeof sid === 'number' && t.schemas.has(sid) ? t.schemas.get(sid)! : current;
+  if (sel.schemaId !== undefined && !t.schemas.has(sel.schemaId)) throw notFound(`Cannot find schema with ID ${sel.schemaId}`);
+  const schema = sel.schemaId !== undefined ? t.schemas.get(sel.schemaId)! : useSnap && typeof sid === 'number' && t.schemas.has(sid) ? t.schemas.get(sid)! : current;
   return { snapshot, snapshotId: id, schema };
 }

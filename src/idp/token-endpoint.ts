@@ -16,6 +16,7 @@ import { delegatedGrant, readAct, type Subject } from './exchange.js';
 import { OAuthError } from './oauth-error.js';
 import { ACCESS_TOKEN_TTL_SECS } from './keys.js';
 import { UnsealError } from '../secrets/seal.js';
+import { UNAVAILABLE_RETRY_AFTER_SECS, unreachableDependency } from '../errors.js';
 
 export { OAuthError } from './oauth-error.js';
 
@@ -306,6 +307,11 @@ export async function handleTokenRequest(s: Services, req: TokenRequest): Promis
     if (err instanceof UnsealError) {
       s.log.error({ err: err.message }, 'token endpoint: cannot unseal the signing key');
       return errorAnswer(new OAuthError('temporarily_unavailable', `${err.message}; run \`svc idp rotate-key\` to create a key under the configured master key`));
+    }
+    const dependency = unreachableDependency(err);
+    if (dependency) {
+      s.log.warn({ dependency, err: (err as Error).message }, `token endpoint: ${dependency} cannot be reached: answered 503`);
+      return errorAnswer(new OAuthError('temporarily_unavailable', 'temporarily unavailable; retry shortly', UNAVAILABLE_RETRY_AFTER_SECS));
     }
     s.log.error({ err }, 'token endpoint failed');
     return errorAnswer(new OAuthError('server_error', 'internal error'));

@@ -32,7 +32,7 @@ export async function startAppPodWorker(services: Services, given?: PodLauncher)
     lockDuration: (services.config.apps.pod.ready_timeout_secs + 60) * 1000,
     describe: (job) => ({ job: job.id, pod: job.data.key }), failedMessage: 'app pod job failed',
   });
-  await services.queues.get(QUEUES.appPods).upsertJobScheduler('stop-idle', { every: STOP_IDLE_EVERY_MS }, { name: 'stop-idle', data: {}, opts: QUEUES.appPods.scheduledJobOptions });
+  await services.queues.schedule(QUEUES.appPods, 'stop-idle', STOP_IDLE_EVERY_MS, { name: 'stop-idle', data: {}, opts: QUEUES.appPods.scheduledJobOptions });
   log.info({ launcher: launcher.kind }, 'app pod worker started');
   return {
     async close() {

@@ -22,8 +22,10 @@ export async function startAutomationWorker(services: Services): Promise<Automat
   const automation = startWorker(services, QUEUES.automation, async (job) => {
     if (job.name === TICK_JOB) return processAutomationTick(services);
     if (job.name === 'evaluate') {
-      const ev = await evaluate(services, String(job.data.automationId), { scheduledFor: new Date(String(job.data.slot)), manual: job.data.manual === true });
-      return ev ? { evaluation: ev.id, outcome: ev.outcome } : null;
+      const ev = await evaluate(services, String(job.data.automationId), { scheduledFor: new Date(String(job.data.slot)), manual: job.data.manual === true, evaluationId: job.data.evaluationId });
+      // no evaluation is a failed job, never a completed one with nothing to show
+      if (!ev) throw new Error(`alert or report ${String(job.data.automationId)} does not exist (deleted before it ran)`);
+      return { evaluation: ev.id, outcome: ev.outcome };
     }
     throw new Error(`unknown automation job ${job.name}`);
   }, { log, concurrency: 4 });
@@ -36,13 +38,12 @@ export async function startAutomationWorker(services: Services): Promise<Automat
     return { status: r.status, http_status: r.httpStatus };
   }, { log, concurrency: 8, failedMessage: 'delivery attempt failed' });
 
-  const queue = services.queues.get(QUEUES.automation);
   if (cfg.enabled) {
     const everyMs = Math.max(1, cfg.tick_interval_secs) * 1000;
-    await queue.upsertJobScheduler(TICK_JOB, { every: everyMs }, { name: TICK_JOB, opts: QUEUES.automation.scheduledJobOptions });
+    await services.queues.schedule(QUEUES.automation, TICK_JOB, everyMs, { name: TICK_JOB, opts: QUEUES.automation.scheduledJobOptions });
     log.info({ every_ms: everyMs }, 'alert and report ticker started');
   } else {
-    await queue.removeJobScheduler(TICK_JOB);
+    await services.queues.unschedule(QUEUES.automation, TICK_JOB);
     log.info('alert and report ticker off (automation.enabled = false): schedules do not fire');
   }
   return { automation, deliveries, async close() { await Promise.all([automation.close(), deliveries.close()]); } };

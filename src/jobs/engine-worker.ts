@@ -23,7 +23,7 @@ export async function startEngineWorker(services: Services, provisioner: EngineP
     log, concurrency: 4, lockDuration: leaseMs(services), stalledInterval: reaperMs, maxStalledCount: 10,
     describe: (job) => ({ job: job.id, engine: job.data.engineId }), failedMessage: 'engine job failed',
   });
-  await services.queues.get(QUEUES.engines).upsertJobScheduler('sweep', { every: reaperMs }, { name: 'sweep', data: { engineId: '' }, opts: QUEUES.engines.scheduledJobOptions });
+  await services.queues.schedule(QUEUES.engines, 'sweep', reaperMs, { name: 'sweep', data: { engineId: '' }, opts: QUEUES.engines.scheduledJobOptions });
   log.info({ provisioner: provisioner.kind }, 'engine worker started');
   return {
     async close() {

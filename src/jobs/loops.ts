@@ -47,4 +47,26 @@ export async function startLoops(services: Services): Promise<void> {
     const pods = await startAppPodWorker(services);
     if (pods) services.onClose(() => pods.close());
   }
+  reassertSchedulers(services);
+}
+
+/**
+ * Periodic work lives in Redis as job schedulers: Redis restarted empty loses them, and with them
+ * the sweeps that recover queued and running work. Every reaper interval, and at once whenever
+ * the connection comes back, this process upserts the schedulers it declared again (idempotent).
+ */
+function reassertSchedulers(services: Services): void {
+  const log = services.logging.module('svc::jobs');
+  const everyMs = Math.max(1, services.config.workflow.reaper_interval_secs) * 1000;
+  const reassert = (why: string) => {
+    services.queues.reassert().then((n) => log.debug({ schedulers: n, why }, 'job schedulers asserted'),
+      (err: Error) => log.warn({ err: err.message }, 'asserting the job schedulers failed; retried on the next interval'));
+  };
+  const timer = setInterval(() => reassert('interval'), everyMs);
+  timer.unref();
+  // 'ready' after a reconnect: the Redis that answers may be a new, empty one
+  const onReady = () => reassert('redis reconnected');
+  const redis = services.redis();
+  redis.on('ready', onReady);
+  services.onClose(async () => { clearInterval(timer); redis.off('ready', onReady); });
 }

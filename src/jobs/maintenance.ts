@@ -7,6 +7,7 @@
 //   kept-container-retention   hourly: containers/pods kept with taskRunner.delete false, after
 //                              workflow.kept_container_retention_days (only with a container runner)
 //   session-cleanup            hourly: sessions past their absolute lifetime
+//   idempotency-key-retention  hourly: Idempotency-Keys of execution starts past their 24 h
 // A retention of 0 (or, for audit, negative) keeps the rows for ever: its scheduler is removed and
 // the server logs that it declined to schedule the pruning.
 //
@@ -18,6 +19,7 @@ import { startWorker } from '../queue/worker.js';
 import { pruneAccessLog, pruneAuditEvents, pruneTaskLogs } from '../audit/retention.js';
 import { createAuditHandOver, startAuditWorker, type AuditQueueHandOver } from './audit-queue.js';
 import { deleteExecutionFiles } from '../workflows/files.js';
+import { pruneIdempotencyKeys } from '../workflows/executions.js';
 import { createContainerRunner, keptContainerCutoff, type ContainerRunner } from '../runners/index.js';
 import { registerQueueMetrics } from './queue-metrics.js';
 
@@ -27,7 +29,7 @@ const DAY_MS = 86_400_000;
 
 export type MaintenanceJob =
   | 'audit-retention' | 'access-log-retention' | 'task-log-retention' | 'execution-file-retention'
-  | 'kept-container-retention' | 'session-cleanup';
+  | 'kept-container-retention' | 'session-cleanup' | 'idempotency-key-retention';
 
 export interface MaintenanceLoop {
   queue: Queue;
@@ -85,6 +87,8 @@ export async function runMaintenanceJob(services: Services, name: string, deps: 
     }
     case 'session-cleanup':
       return { pruned: await services.sessions.pruneExpired() };
+    case 'idempotency-key-retention':
+      return { pruned: await pruneIdempotencyKeys(services.db, services.clock.now()) };
     default:
       throw new Error(`unknown maintenance job ${name}`);
   }
@@ -142,12 +146,17 @@ export async function startMaintenance(services: Services, opts: MaintenanceOpti
     { name: 'kept-container-retention', enabled: hasRunner && cfg.workflow.kept_container_retention_days > 0,
       declined: hasRunner ? () => log.info({ kept_container_retention_days: cfg.workflow.kept_container_retention_days }, 'declined to schedule kept-container removal: workflow.kept_container_retention_days is 0, kept containers stay until removed by hand') : undefined },
     { name: 'session-cleanup', enabled: true },
+    { name: 'idempotency-key-retention', enabled: true },
   ];
   for (const s of schedules) {
     if (s.enabled) {
-      await queue.upsertJobScheduler(s.name, { every }, { name: s.name, opts: QUEUES.maintenance.scheduledJobOptions });
+      const template = { name: s.name, opts: QUEUES.maintenance.scheduledJobOptions };
+      // on the shared queues the scheduler is remembered and asserted again after a Redis data loss
+      if (sharedQueues) await services.queues.schedule(QUEUES.maintenance, s.name, every, template);
+      else await queue.upsertJobScheduler(s.name, { every }, template);
     } else {
-      await queue.removeJobScheduler(s.name);
+      if (sharedQueues) await services.queues.unschedule(QUEUES.maintenance, s.name);
+      else await queue.removeJobScheduler(s.name);
       s.declined?.();
     }
   }

@@ -12,9 +12,8 @@ export interface TriggerLoop { worker: Worker<TriggerJob>; close(): Promise<void
 export async function startTriggerLoop(services: Services): Promise<TriggerLoop> {
   const log = services.logging.module('svc::workflows::triggers');
   const cfg = services.config.workflow;
-  const queue = services.queues.get(QUEUES.triggers);
   const everyMs = Math.max(1, cfg.trigger_interval_secs) * 1000;
-  await queue.upsertJobScheduler('trigger-tick', { every: everyMs }, { name: 'trigger-tick', opts: QUEUES.triggers.scheduledJobOptions });
+  await services.queues.schedule(QUEUES.triggers, 'trigger-tick', everyMs, { name: 'trigger-tick', opts: QUEUES.triggers.scheduledJobOptions });
   const worker = startWorker(services, QUEUES.triggers, async (job) => {
     switch (job.name) {
       case 'trigger-tick': return processTriggerTick(services);

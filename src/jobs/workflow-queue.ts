@@ -70,5 +70,6 @@ export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
     ended(executionId) {
       return announce([executionId]);
     },
+    available: () => queues.available(),
   };
 }

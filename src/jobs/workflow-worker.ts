@@ -8,17 +8,18 @@
 //                    expired; plus a sweep that re-queues work whose enqueue was lost to a crash
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import { QUEUES, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
-import { advance, dispatchLeaves, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
-import { runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
+import { advance, dispatchLeaves, killRunning, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
+import { leaseRenewMs, runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';
 import { enqueueAdvance } from '../workflows/executions.js';
 
 export interface WorkflowWorker { workerId: string; close(): Promise<void> }
 
-const SWEEP_AFTER_MS = 30_000;
 /** Instant task runs (log, output, fail) a worker runs at once: they wait on nothing but their step's commit. */
 export const INSTANT_CONCURRENCY = 64;
 
@@ -27,6 +28,8 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
   const log = services.logging.module('svc::jobs::worker');
   const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const ctx = stepContext(services.db);
+  // a kill requested here or on another replica stops this worker's attempts of the execution at once
+  services.invalidator.on('kill', (ids) => killRunning(ctx, ids));
   const runner = await createContainerRunner(services.config, { log: services.logging.module('svc::runners'), clock: services.clock });
   const orchestrator = startWorker(services, QUEUES.executions, async (job) => {
     if (job.name === 'sweep') return sweep(services);
@@ -46,7 +49,7 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
   // outcomes share the orchestrator's group commits (docs/workflows.md "Instant task runs").
   const instantRuns = startWorker(services, QUEUES.instantRuns, (job) => ('runs' in job.data ? runBatch(job.data, runOne) : runOne(job.data)),
     { ...leafOptions, concurrency: Math.max(INSTANT_CONCURRENCY, cfg.batch) });
-  await services.queues.get(QUEUES.executions).upsertJobScheduler('sweep', { every: Math.max(1, cfg.reaper_interval_secs) * 1000 }, { name: 'sweep', data: { executionId: '' }, opts: QUEUES.executions.scheduledJobOptions });
+  await services.queues.schedule(QUEUES.executions, 'sweep', Math.max(1, cfg.reaper_interval_secs) * 1000, { name: 'sweep', data: { executionId: '' }, opts: QUEUES.executions.scheduledJobOptions });
   // Executions created in this process now take their first step as they are created.
   startInline(services, ctx);
   log.info({ workerId, batch: cfg.batch, runner: runner?.kind ?? 'none' }, 'workflow worker started');
@@ -76,30 +79,110 @@ export async function runBatch(batch: InstantRunsBatch, runOne: (run: TaskRunJob
 
 /** `instant-runs` jobs the sweep looks into at most per state (waiting, prioritized, running, delayed) for `runs` jobs. */
 const SWEEP_INSTANT_JOBS_MAX = 250;
+/** Rows of each kind the sweep looks at per run (the next sweep takes the rest). */
+const SWEEP_BATCH = 100;
+/** A job that is still going to run (or running): the sweep leaves its work alone. */
+const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused']);
 
-/** Re-queues work whose enqueue was lost (a crash between commit and add): idempotent by job id. */
-export async function sweep(services: Services): Promise<{ starts: number; leaves: number }> {
-  const cutoff = new Date(services.clock.now().getTime() - SWEEP_AFTER_MS);
-  const created = await services.db.selectFrom('executions').select('id').where('state', '=', 'CREATED').where('created_at', '<', cutoff).limit(100).execute();
-  for (const e of created) await enqueueAdvance(services, e.id, 'start');
-  const queued = await services.db.selectFrom('task_runs').select(['id', 'execution_id', 'attempt'])
-    .where('state', '=', 'QUEUED').where('dispatched_at', '<', cutoff).limit(100).execute();
+export interface SweepResult { starts: number; kills: number; leaves: number; handedBack: number }
+
+/**
+ * Ends or re-queues, exactly once, work whose job is gone, failed or finished without recording
+ * an outcome (docs/workflows.md "Recovery"): a crash between commit and enqueue, a job whose
+ * attempts ran out while PostgreSQL was down, Redis restarted empty.
+ *   CREATED executions       their start job is queued again
+ *   KILLING executions       their kill step is queued again (it ends what has not started)
+ *   QUEUED / RETRYING runs   their attempt's job is queued again
+ *   RUNNING runs             handed back (a new attempt) when their job failed, or when it is gone
+ *                            and the lease was not renewed for two renewal periods (no worker holds it)
+ * A failed or finished job of that id is removed first, so the new one is not taken for a duplicate.
+ */
+export async function sweep(services: Services): Promise<SweepResult> {
+  const cfg = services.config.workflow;
+  const log = services.logging.module('svc::jobs::worker');
+  const now = services.clock.now();
+  // Only the moment between a commit and its enqueue needs sparing: job ids make a second add a no-op.
+  const cutoff = new Date(now.getTime() - sweepAfterMs(cfg.reaper_interval_secs));
+  const db = services.db;
+  const executions = services.queues.get(QUEUES.executions);
   const instant = services.queues.get(QUEUES.instantRuns);
-  const queues = [services.queues.get(QUEUES.taskRuns), instant];
-  let lost = [];
-  for (const r of queued) {
-    const id = `${r.id}-${r.attempt + 1}`;
-    // re-queued without the instant hint: the task-runs worker reads the run to learn its type
-    if (!(await Promise.all(queues.map((q) => q.getJob(id)))).some(Boolean)) lost.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt });
+  const leafQueues: Queue[] = [services.queues.get(QUEUES.taskRuns), instant];
+  /** The job of that id on these queues, with its state, or undefined when there is none. */
+  const jobOf = async (id: string, queues: Array<Queue>) => {
+    for (const q of queues) {
+      const job = await q.getJob(id);
+      if (job) return { job, state: await job.getState() };
+    }
+    return undefined;
+  };
+  /** Whether work whose job is `found` needs its job again; a dead job is removed first. */
+  const lost = async (found: Awaited<ReturnType<typeof jobOf>>) => {
+    if (found && LIVE.has(found.state)) return false;
+    if (found) await found.job.remove().catch((err: Error) => log.warn({ job: found.job.id, err: err.message }, 'sweep: removing a dead job failed'));
+    return true;
+  };
+
+  // oldest first: what waits longest is the likeliest lost, and the next sweep takes the rest
+  const created = await db.selectFrom('executions').select('id').where('state', '=', 'CREATED').where('created_at', '<', cutoff).orderBy('created_at').limit(SWEEP_BATCH).execute();
+  let starts = 0;
+  for (const e of created) {
+    if (!(await lost(await jobOf(`${e.id}-start`, [executions as Queue])))) continue;
+    await enqueueAdvance(services, e.id, 'start');
+    starts++;
   }
-  if (lost.length > 0) {
+  // A kill whose step was never queued (Redis away when it was asked) ends what has not started.
+  const killing = await db.selectFrom('executions').select('id').where('state', '=', 'KILLING').where('ended_at', 'is', null)
+    .where('kill_requested_at', '<', cutoff).orderBy('kill_requested_at').limit(SWEEP_BATCH).execute();
+  for (const e of killing) await enqueueAdvance(services, e.id, 'kill');
+
+  // QUEUED runs, and RETRYING ones whose last attempt ended before the cutoff (their job is delayed).
+  const waiting = await db.selectFrom('task_runs as t').select(['t.id', 't.execution_id', 't.attempt', 't.state'])
+    .where('t.ended_at', 'is', null)
+    .where((eb) => eb.or([
+      eb.and([eb('t.state', '=', 'QUEUED'), eb('t.dispatched_at', '<', cutoff)]),
+      eb.and([eb('t.state', '=', 'RETRYING'), eb.exists(eb.selectFrom('task_run_attempts as a').select('a.attempt')
+        .whereRef('a.task_run_id', '=', 't.id').whereRef('a.attempt', '=', 't.attempt').where('a.ended_at', '<', cutoff))]),
+    ]))
+    .orderBy('t.created_at').limit(SWEEP_BATCH).execute();
+  let leaves: Array<{ taskRunId: string; executionId: string; attempt: number }> = [];
+  for (const r of waiting) {
+    // re-queued without the instant hint: the task-runs worker reads the run to learn its type
+    if (await lost(await jobOf(`${r.id}-${r.attempt + 1}`, leafQueues))) leaves.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt });
+  }
+  if (leaves.some((l) => waiting.find((w) => w.id === l.taskRunId)?.state === 'QUEUED')) {
     // an attempt queued with others has no job of its own: it is lost only if no `runs` job holds it
     // (past the first SWEEP_INSTANT_JOBS_MAX jobs, a run queued again meets its guard: it runs once)
     const batches = await instant.getJobs(['wait', 'prioritized', 'active', 'delayed'], 0, SWEEP_INSTANT_JOBS_MAX - 1);
     // (a job that ended between the listing and its read comes back undefined)
     const held = new Set(batches.flatMap((j) => (j?.data && 'runs' in j.data ? j.data.runs.map((r) => `${r.taskRunId}-${r.attempt}`) : [])));
-    lost = lost.filter((l) => !held.has(`${l.taskRunId}-${l.attempt + 1}`));
+    leaves = leaves.filter((l) => !held.has(`${l.taskRunId}-${l.attempt + 1}`));
   }
-  await dispatchLeaves(services, lost);
-  return { starts: created.length, leaves: lost.length };
+
+  // RUNNING runs whose lease was not renewed lately (a live attempt renews it every renewal period).
+  const renewMs = leaseRenewMs(cfg.working_timeout_s);
+  const stale = new Date(now.getTime() + cfg.working_timeout_s * 1000 - 2 * renewMs - cfg.kill_poll_ms);
+  const running = await db.selectFrom('task_runs').select(['id', 'execution_id', 'attempt', 'lease_until'])
+    .where('state', '=', 'RUNNING').where('ended_at', 'is', null).where('started_at', '<', cutoff)
+    // the stalest leases first: live attempts keep theirs fresh and sort last
+    .orderBy(sql`lease_until ASC NULLS FIRST`).limit(SWEEP_BATCH).execute();
+  let handedBack = 0;
+  for (const r of running) {
+    const found = await jobOf(`${r.id}-${r.attempt}`, leafQueues);
+    // a failed job ran its processor to the end (or lost its worker past maxStalledCount): nobody holds the run
+    const dead = found?.state === 'failed' || ((!found || found.state === 'completed') && (!r.lease_until || r.lease_until < stale));
+    if (!dead || !(await lost(found))) continue;
+    // the next attempt's job claims it: the claim sees it RUNNING and records the lost attempt
+    const next = await jobOf(`${r.id}-${r.attempt + 1}`, leafQueues);
+    if (!(await lost(next))) continue;
+    leaves.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt });
+    handedBack++;
+  }
+  await dispatchLeaves(services, leaves);
+  if (starts + killing.length + leaves.length > 0) {
+    log.warn({ starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack }, 'sweep: queued again work whose job was lost or failed');
+  }
+  return { starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack };
 }
+
+/** How old unqueued work must be before the sweep queues it: one reaper interval, between 2 and 30 s. */
+export const sweepAfterMs = (reaperIntervalSecs: number) => Math.min(30_000, Math.max(2_000, reaperIntervalSecs * 1000));

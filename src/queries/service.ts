@@ -17,7 +17,11 @@ import { jobOptions, QUEUES } from '../queue/queues.js';
 import type { QueryRow, QueryState } from '../db/query-types.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import { conflict, DomainError, notFound } from '../errors.js';
+import { conflict, DomainError, notFound, UNAVAILABLE_RETRY_AFTER_SECS } from '../errors.js';
+import { within } from '../util/deadline.js';
+
+/** How long a submitted query waits for Redis to take its job before it is recorded FAILED and answered 503. */
+const ENQUEUE_WAIT_MS = 3_000;
 import { EMBEDDED, runQuery, type QueryEngines } from './run.js';
 import { QueryFailure, type EngineResult, type QueryParams, type QueryRole } from './types.js';
 import type { ResultFormat, ResultStore } from './results.js';
@@ -85,11 +89,13 @@ export class QueryService {
     if (s.engine === EMBEDDED && s.waitMs > 0) return this.runHere(base, s);
     const row = await this.d.db.insertInto('queries').values({ ...base, state: 'QUEUED', created_at: this.d.clock.now() }).returningAll().executeTakeFirstOrThrow();
     try {
-      await this.d.queue().add('run', { queryId: row.id }, jobOptions(QUEUES.queries, { jobId: row.id }));
+      // bounded: while Redis is away the add would wait for it (a job it takes later finds the query FAILED and does nothing)
+      await within(this.d.queue().add('run', { queryId: row.id }, jobOptions(QUEUES.queries, { jobId: row.id })), ENQUEUE_WAIT_MS,
+        () => new Error(`the job queue did not take the query within ${ENQUEUE_WAIT_MS} ms`));
     } catch (err) {
-      this.d.log.warn({ query: row.id, err: (err as Error).message }, 'query not enqueued');
+      this.d.log.warn({ query: row.id, dependency: 'Redis', err: (err as Error).message }, 'query not enqueued');
       await this.finish(row.id, { state: 'FAILED', error: 'the query could not be queued (the job queue is unavailable)' }, row);
-      throw new DomainError('unavailable', 'the query could not be queued: the job queue is unavailable');
+      throw new DomainError('unavailable', 'the query could not be queued: the job queue is unavailable; retry shortly', UNAVAILABLE_RETRY_AFTER_SECS);
     }
     if (s.waitMs > 0) {
       await this.d.signals.ready();

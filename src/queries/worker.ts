@@ -37,13 +37,12 @@ export async function startQueryWorker(services: Services, opts: { sweepEveryMs?
         .catch((e: Error) => log.error({ query: job.data.queryId, err: e.message }, 'recording a lost query as FAILED failed: the sweep retries'));
     },
   });
-  const q = services.queues.get(def);
   const scheduled = { name: 'sweep', opts: def.scheduledJobOptions };
-  await q.upsertJobScheduler('sweep', { every: opts.sweepEveryMs ?? SWEEP_EVERY_MS }, scheduled);
+  await services.queues.schedule(def, 'sweep', opts.sweepEveryMs ?? SWEEP_EVERY_MS, scheduled);
   if (services.config.engine.results_retention_days > 0) {
-    await q.upsertJobScheduler('retention', { every: opts.retentionEveryMs ?? RETENTION_EVERY_MS }, { ...scheduled, name: 'retention' });
+    await services.queues.schedule(def, 'retention', opts.retentionEveryMs ?? RETENTION_EVERY_MS, { ...scheduled, name: 'retention' });
   } else {
-    await q.removeJobScheduler('retention');
+    await services.queues.unschedule(def, 'retention');
     log.info('query result retention off (engine.results_retention_days = 0): results are kept for ever');
   }
   log.info({ concurrency: services.config.engine.concurrency }, 'query worker started');

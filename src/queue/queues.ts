@@ -42,6 +42,13 @@ const SCHEDULED = { removeOnComplete: 100, removeOnFail: 100 } as const;
 /** Sweeps that run every reaper interval: a short history is enough. */
 const SWEEPS = { removeOnComplete: 10, removeOnFail: 10 } as const;
 const RETRIED = { attempts: 5, backoff: { type: 'exponential', delay: 1_000 } } as const;
+/**
+ * Workflow jobs whose processor threw: an infrastructure error (PostgreSQL or Redis gone for a
+ * while), never a task's own failure, which is recorded as the run's outcome. 8 attempts 1, 2, 4 ...
+ * 64 s apart ride out about two minutes of outage; past that, the sweep re-queues the work
+ * (docs/workflows.md "Recovery").
+ */
+const INFRA_RETRIED = { attempts: 8, backoff: { type: 'exponential', delay: 1_000 } } as const;
 
 /** Payload of the `executions` queue; `created` is the execution as created (a start job). */
 export interface ExecutionJob { executionId: string; created?: unknown }
@@ -57,7 +64,7 @@ export interface EngineJobData { engineId: string }
 export interface TriggerJob { executionId?: string; executionIds?: string[] }
 
 /** Payload of the `automation` queue: `evaluate` names the alert or report and its slot; `automation-tick` carries nothing. */
-export interface AutomationJob { automationId?: string; slot?: string; manual?: boolean }
+export interface AutomationJob { automationId?: string; slot?: string; manual?: boolean; evaluationId?: string }
 /**
  * Payload of the `catalog-purge` queue: a table dropped with purgeRequested, whose files are
  * removed: everything under `location`, and the `files` its metadata named outside it.
@@ -74,18 +81,18 @@ export const QUEUES = {
   executions: defineQueue<ExecutionJob>({
     name: 'executions',
     description: 'start / advance / kill of an execution: the orchestrator (plus the recovery sweep)',
-    jobOptions: KEEP,
+    jobOptions: { ...KEEP, ...INFRA_RETRIED },
     scheduledJobOptions: SWEEPS,
   }),
   taskRuns: defineQueue<TaskRunJobData>({
     name: 'task-runs',
     description: 'one job per task-run attempt: the leaf tasks that hold a lease (at most workflow.batch at once per worker)',
-    jobOptions: KEEP,
+    jobOptions: { ...KEEP, ...INFRA_RETRIED },
   }),
   instantRuns: defineQueue<TaskRunJobData | InstantRunsBatch>({
     name: 'instant-runs',
     description: 'task-run attempts of the instant types (log, output, fail), run in memory without a lease, many at once: one job (run) per attempt, or one job (runs) for up to 50 queued together',
-    jobOptions: KEEP,
+    jobOptions: { ...KEEP, ...INFRA_RETRIED },
   }),
   triggers: defineQueue<TriggerJob>({
     name: 'triggers',
@@ -152,10 +159,49 @@ export type QueueKey = keyof typeof QUEUES;
 export const QUEUE = Object.freeze(Object.fromEntries(Object.entries(QUEUES).map(([k, d]) => [k, d.name]))) as { readonly [K in QueueKey]: string };
 export type QueueName = string;
 
+/** A job scheduler as declared by a loop (periodic work), kept so it can be asserted again. */
+interface Scheduled { queue: string; id: string; every: number; template: { name: string; data?: unknown; opts?: JobsOptions } }
+
 export class Queues {
   private readonly open = new Map<string, Queue>();
+  /** The job schedulers this process declared: Redis restarted empty loses them (reassert()). */
+  private readonly schedulers = new Map<string, Scheduled>();
 
   constructor(private readonly redis: () => Redis, readonly prefix: string, private readonly onError?: (queue: string, err: Error) => void) {}
+
+  /**
+   * Declares periodic work: upserts the job scheduler (idempotent, one job per period across
+   * replicas) and remembers it, so reassert() can put it back after Redis lost its data.
+   */
+  async schedule(q: QueueDef<any> | QueueName, id: string, every: number, template: Scheduled['template']): Promise<void> {
+    const queue = this.get(q);
+    this.schedulers.set(`${queue.name}\u0000${id}`, { queue: queue.name, id, every, template });
+    await queue.upsertJobScheduler(id, { every }, template);
+  }
+
+  /** Removes a job scheduler (its work is switched off) and forgets it. */
+  async unschedule(q: QueueDef<any> | QueueName, id: string): Promise<void> {
+    const queue = this.get(q);
+    this.schedulers.delete(`${queue.name}\u0000${id}`);
+    await queue.removeJobScheduler(id);
+  }
+
+  /**
+   * Upserts every declared scheduler again: after Redis restarted empty, the sweeps, retention and
+   * ticks come back without a restart of svc. Idempotent; answers how many were asserted.
+   */
+  async reassert(): Promise<number> {
+    let n = 0;
+    for (const s of [...this.schedulers.values()]) {
+      try {
+        await this.get(s.queue).upsertJobScheduler(s.id, { every: s.every }, s.template);
+        n++;
+      } catch (err) {
+        this.onError?.(s.queue, err as Error);
+      }
+    }
+    return n;
+  }
 
   /** Connection options for a Worker or QueueEvents (BullMQ duplicates it for blocking calls). */
   connection(): ConnectionOptions {
@@ -174,6 +220,11 @@ export class Queues {
       this.open.set(name, queue);
     }
     return queue as Queue<P>;
+  }
+
+  /** Whether the Redis connection is up now (requests answer 503 at once rather than queue commands for an outage). */
+  available(): boolean {
+    return this.redis().status === 'ready';
   }
 
   /** Every declared queue, opened. */

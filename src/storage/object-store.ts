@@ -37,6 +37,9 @@ export interface ObjectStore {
   close(): void;
 }
 
+/** How long a connect to the object store may take. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export function createObjectStore(cfg: StorageConfig): ObjectStore {
   let s3: S3Client | undefined;
   const client = () => (s3 ??= new (sdk().S3Client)({
@@ -47,6 +50,9 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
     // s3rver and older MinIO reject the newer default checksum headers on some calls.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // A store that does not answer a connect is an outage (503 after the SDK's retries), not a hang
+    // for the system's TCP timeout; transfers themselves are not bounded (large streams).
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
   }));
   const Bucket = cfg.bucket;
   return {

@@ -11,9 +11,14 @@ import type { Clock } from '../clock.js';
 
 const CHANNEL = 'svc:invalidate';
 
-/** The caches a change can make stale: sessions (by id hash), access snapshots (by user id, `*` = all), OAuth clients (by client id), current flows (by workspace, namespace and id). */
-export type CacheKind = 'session' | 'access' | 'client' | 'flow';
-const KINDS: readonly CacheKind[] = ['session', 'access', 'client', 'flow'];
+/**
+ * The caches a change can make stale: sessions (by id hash), access snapshots (by user id, `*` =
+ * all), OAuth clients (by client id), current flows (by workspace, namespace and id), and the
+ * view running task attempts have of their execution (`kill`, by execution id: a kill reaches
+ * them at once instead of at their next poll).
+ */
+export type CacheKind = 'session' | 'access' | 'client' | 'flow' | 'kill';
+const KINDS: readonly CacheKind[] = ['session', 'access', 'client', 'flow', 'kill'];
 
 export interface InvalidationMessage { origin: string; kind: CacheKind; keys: string[] }
 

@@ -5,8 +5,10 @@ import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import type { ExecutionState, ExecutionsTable } from '../db/workflow-types.js';
 import type { Selectable } from 'kysely';
-import { createdSnapshot, startCreated } from './orchestrator.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { createdSnapshot, forgetStarted, startCreated } from './orchestrator.js';
+import { badRequest, conflict, DependencyUnavailable, notFound } from '../errors.js';
+import { within } from '../util/deadline.js';
+import type { NewExecution } from './execution-store.js';
 import { FlowValidationError, resolveInputs } from './flow.js';
 
 export const TERMINAL_EXECUTION: ExecutionState[] = ['SUCCESS', 'FAILED', 'KILLED'];
@@ -18,9 +20,29 @@ export interface CreateExecution {
   inputs: Record<string, unknown>;
   /** how it started: {type: 'api', user} | {type: 'schedule', id, date} | {type: 'flow', ...} | {type: 'webhook', id} */
   trigger: Record<string, unknown>;
+  /**
+   * A request waits for its start to be queued at most START_QUEUE_WAIT_MS: when the queue (Redis)
+   * cannot take it, the execution is taken back and the request answers 503, so the answer stays
+   * true. Triggers (no request) wait for Redis instead, and the sweep starts what they recorded.
+   */
+  request?: boolean;
+  /** The client's Idempotency-Key: the same key for the same flow of the same workspace answers the same execution (24 h). */
+  idempotencyKey?: string;
 }
 
-export async function createExecution(services: Services, req: CreateExecution) {
+/** How long a request waits for Redis to take its start before answering 503. */
+export const START_QUEUE_WAIT_MS = 3_000;
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/** An Idempotency-Key: printable ASCII, at most 255 characters (as the header's drafts and payment APIs use). */
+export const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+type ExecutionRow = Selectable<ExecutionsTable>;
+
+/** The queue (Redis) cannot take the start now: logged with its name, answered 503. */
+const queueUnavailable = (what: string) => new DependencyUnavailable('Redis', `the job queue did not take ${what} within ${START_QUEUE_WAIT_MS} ms`);
+
+export async function createExecution(services: Services, req: CreateExecution): Promise<ExecutionRow> {
   const flow = await services.flows.get({ workspaceId: req.workspaceId, namespace: req.namespace, flowId: req.flowId });
   let inputs: Record<string, unknown>;
   try {
@@ -29,19 +51,91 @@ export async function createExecution(services: Services, req: CreateExecution) 
     if (err instanceof FlowValidationError) throw badRequest(`invalid inputs: ${err.message}`);
     throw err;
   }
+  const key = req.idempotencyKey;
+  if (key !== undefined) {
+    if (!IDEMPOTENCY_KEY_RE.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 printable ASCII characters');
+    const earlier = await idempotentExecution(services, req, key);
+    if (earlier) return earlier;
+  }
+  // Redis known to be down: answer at once, before recording anything.
+  if (req.request && !services.workflowQueue.available()) throw queueUnavailable('the start');
   const id = randomUUID();
   const created_at = services.clock.now();
   const e = { id, workspace_id: req.workspaceId, namespace: req.namespace, flow_id: req.flowId, flow_revision: flow.revision, inputs, trigger: req.trigger, created_at };
-  // With a workflow worker in this process the first step is taken here; the answer is the
-  // execution as created all the same (the state a start job's caller saw).
-  if (await startCreated(services, e)) {
-    return { ...e, state: 'CREATED', outputs: {}, error: null, kill_requested_at: null, files_pruned_at: null, version: '0', started_at: null, ended_at: null } as Selectable<ExecutionsTable>;
+  const bound = req.request ? <T>(p: Promise<T>) => within(p, START_QUEUE_WAIT_MS, () => queueUnavailable('the start')) : undefined;
+  try {
+    // With a workflow worker in this process the first step is taken here; the answer is the
+    // execution as created all the same (the state a start job's caller saw). A keyed start is
+    // recorded with its key in one transaction instead, so that two requests with one key make one.
+    if (key === undefined && await startCreated(services, e, bound)) {
+      return { ...e, state: 'CREATED', outputs: {}, error: null, kill_requested_at: null, files_pruned_at: null, version: '0', started_at: null, ended_at: null } as ExecutionRow;
+    }
+    const row = key === undefined ? await insertCreated(services, e) : await insertKeyed(services, e, key);
+    if (row.id !== id) return row; // a concurrent request with the same key created it
+    const queued = enqueueAdvance(services, id, 'start', row);
+    await (bound ? bound(queued) : queued);
+    return row;
+  } catch (err) {
+    if (err instanceof DependencyUnavailable && bound) await takeBack(services, id);
+    throw err;
   }
-  const row = await services.db.insertInto('executions').values({
-    ...e, state: 'CREATED', inputs: JSON.stringify(inputs), trigger: JSON.stringify(req.trigger),
-  }).returningAll().executeTakeFirstOrThrow();
-  await enqueueAdvance(services, id, 'start', row);
-  return row;
+}
+
+function insertCreated(services: Services, e: NewExecution) {
+  return services.db.insertInto('executions').values({ ...e, state: 'CREATED', inputs: JSON.stringify(e.inputs), trigger: JSON.stringify(e.trigger) })
+    .returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * Records the execution and its key in one transaction. When another request took the key first
+ * (the primary key refuses the second), answers that request's execution instead.
+ */
+async function insertKeyed(services: Services, e: NewExecution, key: string): Promise<ExecutionRow> {
+  const made = await services.db.transaction().execute(async (tx) => {
+    const row = await tx.insertInto('executions').values({ ...e, state: 'CREATED', inputs: JSON.stringify(e.inputs), trigger: JSON.stringify(e.trigger) })
+      .returningAll().executeTakeFirstOrThrow();
+    // a key older than its 24 h may be given again: the old one gives way
+    await tx.deleteFrom('execution_idempotency').where('workspace_id', '=', e.workspace_id).where('namespace', '=', e.namespace).where('flow_id', '=', e.flow_id)
+      .where('key', '=', key).where('created_at', '<', new Date(e.created_at.getTime() - IDEMPOTENCY_TTL_MS)).execute();
+    const took = await tx.insertInto('execution_idempotency')
+      .values({ workspace_id: e.workspace_id, namespace: e.namespace, flow_id: e.flow_id, key, execution_id: e.id, created_at: e.created_at })
+      .onConflict((oc) => oc.doNothing()).returning('execution_id').executeTakeFirst();
+    if (!took) throw new KeyTaken();
+    return row;
+  }).catch((err: unknown) => { if (err instanceof KeyTaken) return undefined; throw err; });
+  if (made) return made;
+  const earlier = await idempotentExecution(services, { workspaceId: e.workspace_id, namespace: e.namespace, flowId: e.flow_id }, key);
+  if (!earlier) throw conflict('a start with this Idempotency-Key is being recorded by another request; retry');
+  return earlier;
+}
+
+class KeyTaken extends Error {}
+
+/** The execution an Idempotency-Key made in the last 24 h, if any. */
+async function idempotentExecution(services: Services, req: Pick<CreateExecution, 'workspaceId' | 'namespace' | 'flowId'>, key: string): Promise<ExecutionRow | undefined> {
+  return services.db.selectFrom('execution_idempotency as k').innerJoin('executions as e', 'e.id', 'k.execution_id').selectAll('e')
+    .where('k.workspace_id', '=', req.workspaceId).where('k.namespace', '=', req.namespace).where('k.flow_id', '=', req.flowId).where('k.key', '=', key)
+    .where('k.created_at', '>=', new Date(services.clock.now().getTime() - IDEMPOTENCY_TTL_MS))
+    .executeTakeFirst();
+}
+
+/**
+ * Takes back an execution whose start the queue did not take in time: the request answers 503, so
+ * nothing of it may run (its key goes with it). A start job Redis took after all finds no
+ * execution and does nothing. When PostgreSQL refuses the delete too, the execution stays
+ * CREATED and the sweep starts it.
+ */
+async function takeBack(services: Services, id: string): Promise<void> {
+  forgetStarted(services, id);
+  await services.db.deleteFrom('executions').where('id', '=', id).execute().catch((err: Error) => {
+    services.logging.module('svc::workflows').warn({ executionId: id, err: err.message }, 'taking back an execution whose start was not queued failed: the sweep starts it');
+  });
+}
+
+/** Deletes Idempotency-Keys past their 24 h (the maintenance loop, hourly). */
+export async function pruneIdempotencyKeys(db: Services['db'], now: Date): Promise<number> {
+  const r = await db.deleteFrom('execution_idempotency').where('created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS)).executeTakeFirst();
+  return Number(r.numDeletedRows);
 }
 
 /** A start job carries the execution as created when it is small, so the first step need not read it. */
@@ -118,6 +212,13 @@ export async function requestKill(services: Services, workspaceId: string, id: s
     .returning(['state', 'ended_at']).executeTakeFirst();
   if (!res) throw notFound(`execution does not exist: ${id}`);
   if (res.ended_at) throw conflict(`execution ${id} already ended (${res.state})`);
-  await enqueueAdvance(services, id, 'kill');
+  // The kill is recorded: running tasks see it at their next poll. The step that cancels queued
+  // work is asked for within a bounded wait; when Redis cannot take it, the sweep asks again.
+  const queued = services.workflowQueue.available() ? enqueueAdvance(services, id, 'kill') : Promise.reject(new Error('the job queue is not connected'));
+  await within(queued, START_QUEUE_WAIT_MS, () => queueUnavailable('the kill step')).catch((err: Error) => {
+    services.logging.module('svc::workflows').warn({ executionId: id, dependency: 'Redis', err: err.message }, 'kill recorded but its step not queued: the sweep queues it');
+  });
+  // running attempts here and on the other replicas stop at once (the poll stays the fallback)
+  await services.invalidator.invalidate('kill', [id]);
   return res.state;
 }

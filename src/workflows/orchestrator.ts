@@ -47,6 +47,13 @@ export interface StepContext {
   creates: (items: Started[]) => Promise<void>; outcomes: (items: Applying[]) => Promise<void>;
   /** steps waiting per execution in this process (step runs them in turn) */
   turns: Turns<string>;
+  /** how to stop the attempts running here, per execution: a kill calls them at once (killRunning) */
+  running: Map<string, Set<() => void>>;
+}
+
+/** Stops the attempts of these executions running in this process (a kill was requested). */
+export function killRunning(ctx: StepContext, executionIds: string[]): void {
+  for (const id of executionIds) for (const stop of ctx.running.get(id) ?? []) stop();
 }
 
 const SNAPSHOT_RUNS_MAX = 200;
@@ -70,6 +77,7 @@ export function stepContext(db: Db, bytes: StepCacheBytes = {}): StepContext {
     creates: sameTurn((items) => insertStarted(db, items), CREATE_BATCH_MAX),
     outcomes: sameTurn((items) => applyOutcomes(db, items), OUTCOME_BATCH_MAX),
     turns: new Map(),
+    running: new Map(),
   };
 }
 
@@ -97,6 +105,11 @@ export function startInline(services: Services, ctx: StepContext | undefined): v
   else inlineStarts.delete(services);
 }
 
+/** Drops what this process keeps of an execution that was taken back (deleted after its start could not be queued). */
+export function forgetStarted(services: Services, executionId: string): void {
+  inlineStarts.get(services)?.snapshots.delete(executionId);
+}
+
 /**
  * Creates an execution and takes its first step in one statement, then queues the leaves the step
  * decided: what a start job's step would do, without the job, its round trips through Redis and
@@ -105,7 +118,7 @@ export function startInline(services: Services, ctx: StepContext | undefined): v
  * when it did not start it: no worker here, or the step could not be planned or stored (the
  * caller then creates it as before and a worker's start job meets the same error, as it did).
  */
-export async function startCreated(services: Services, e: NewExecution): Promise<boolean> {
+export async function startCreated(services: Services, e: NewExecution, bound?: <T>(p: Promise<T>) => Promise<T>): Promise<boolean> {
   const ctx = inlineStarts.get(services);
   if (!ctx) return false;
   // the trigger (a webhook's body) stays out of the snapshot this worker keeps, as in createdSnapshot()
@@ -124,7 +137,9 @@ export async function startCreated(services: Services, e: NewExecution): Promise
   if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
     ctx.snapshots.set(e.id, { exec: { ...created.exec, version: '1', state: plan.exec.state ?? 'RUNNING' }, runs: plan.runs });
   }
-  await afterAdvance(services, e, plan.ended, plan.leaves);
+  // `bound` (a request's): queueing what the step decided may not wait past it; its error reaches the caller
+  const queued = afterAdvance(services, e, plan.ended, plan.leaves);
+  await (bound ? bound(queued) : queued);
   return true;
 }
 

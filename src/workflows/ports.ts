@@ -13,4 +13,6 @@ export interface WorkflowQueue {
   dispatch(leaves: LeafDispatch[]): Promise<void>;
   /** Announces an ended execution, once (flow triggers of other flows react to it). */
   ended(executionId: string): Promise<void>;
+  /** Whether the queue is connected now: a request fails fast (503) rather than waiting when not. */
+  available(): boolean;
 }

@@ -17,6 +17,7 @@ import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
 import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Run, type Snapshot, type StepContext } from './orchestrator.js';
 import { readSettledRuns } from './execution-store.js';
 import { sql } from 'kysely';
+import { dependencyPorts, unreachableDependency } from '../errors.js';
 
 /** `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (absent: unknown). */
 export interface TaskRunJob { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
@@ -34,6 +35,9 @@ export function taskAtPath(def: FlowDef, path: string): TaskDef | undefined {
   }
   return task;
 }
+
+/** How often a running attempt renews its lease (the sweep takes a lease unrenewed for two periods as lost). */
+export const leaseRenewMs = (workingTimeoutS: number) => Math.min(30_000, (workingTimeoutS * 1000) / 3);
 
 /** The signal of an attempt nothing can abort. */
 const NEVER_ABORTED = new AbortController().signal;
@@ -132,6 +136,29 @@ async function claim(services: Services, taskRunId: string): Promise<(Claimed & 
   return rows[0] ? { ...rows[0], lease_token: token } : undefined;
 }
 
+/** Pauses between tries of recording an outcome while PostgreSQL is away (about two minutes in all). */
+const RECORD_BACKOFF_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 60_000];
+
+/**
+ * Records an attempt's outcome in its step, trying again while PostgreSQL cannot be reached: the
+ * task ran, so its outcome is kept in memory and written once the database is back, instead of
+ * the job failing and the task running again. Past the pauses the error goes to the job (BullMQ's
+ * attempts, then the sweep, hand the run back).
+ */
+async function recordOutcome(services: Services, ctx: StepContext, executionId: string, outcome: Outcome, snap: Snapshot | undefined): ReturnType<typeof step> {
+  for (let i = 0; ; i++) {
+    try {
+      return await step(services, ctx, executionId, outcome, i === 0 ? snap : undefined);
+    } catch (err) {
+      const dependency = unreachableDependency(err);
+      if (!dependency || i >= RECORD_BACKOFF_MS.length) throw err;
+      services.logging.module('svc::workflows::task-run').warn({ taskRun: outcome.runId, dependency, err: (err as Error).message, retryInMs: RECORD_BACKOFF_MS[i] },
+        'recording the outcome failed: tried again when the dependency is back');
+      await new Promise((r) => setTimeout(r, RECORD_BACKOFF_MS[i]));
+    }
+  }
+}
+
 /** Renders and runs the task with kill polling and its timeout, then records the outcome in one step. */
 async function runAttempt(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, snap: Snapshot | undefined, a: Attempt): Promise<string> {
   const cfg = services.config.workflow;
@@ -150,12 +177,19 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
   let outputs: Record<string, unknown> = {};
   let error: string | null = null;
   const timers: NodeJS.Timeout[] = [];
+  let untrack = () => {};
   try {
     if (!taskDef) throw new TaskFailure(`task at ${run.path} is not in revision ${exec.flow_revision} of the flow`);
     if (timeoutMs !== undefined) {
       timers.push(setTimeout(() => controller!.abort(new Aborted('timeout', `timed out after ${timeoutMs / 1000} s`)), timeoutMs));
     }
     if ('lease' in a.guard) {
+      // A kill requested on any replica reaches this attempt at once (killRunning, over the
+      // invalidation channel); the poll below is the fallback when that message is lost.
+      const stop = () => { if (!signal.aborted) controller!.abort(new Aborted('killed', 'killed')); };
+      const mine = ctx.running.get(exec.id) ?? new Set();
+      ctx.running.set(exec.id, mine.add(stop));
+      untrack = () => { mine.delete(stop); if (mine.size === 0 && ctx.running.get(exec.id) === mine) ctx.running.delete(exec.id); };
       // Kill requests are polled; the lease in the database is renewed alongside (BullMQ renews its lock).
       const token = a.guard.lease;
       let lastRenew = Date.now();
@@ -163,7 +197,7 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
         void (async () => {
           const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst();
           if (row?.kill_requested_at && !signal.aborted) controller!.abort(new Aborted('killed', 'killed'));
-          if (Date.now() - lastRenew > Math.min(30_000, (cfg.working_timeout_s * 1000) / 3)) {
+          if (Date.now() - lastRenew > leaseRenewMs(cfg.working_timeout_s)) {
             lastRenew = Date.now();
             await services.db.updateTable('task_runs').set({ lease_until: new Date(services.clock.now().getTime() + cfg.working_timeout_s * 1000) })
               .where('id', '=', run.id).where('lease_token', '=', token).execute();
@@ -202,12 +236,25 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
     outputs = inContainer || !controller ? await running : await Promise.race([running, new Promise<never>((_, reject) => {
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     })]);
+    // A kill requested while the task ran ends it KILLED even when the task got to its end before
+    // the kill reached it: the kill's answer said running tasks stop.
+    if ('lease' in a.guard && !signal.aborted) {
+      // (unreadable: the database is away, and the outcome's step waits for it anyway)
+      const row = await services.db.selectFrom('executions').select('kill_requested_at').where('id', '=', exec.id).executeTakeFirst().catch(() => undefined);
+      if (row?.kill_requested_at) throw new Aborted('killed', 'killed');
+    }
   } catch (err) {
+    // PostgreSQL, Redis or the object store away (reading templates' inputs, storing files) is no
+    // outcome of the task: the job fails and BullMQ's attempts run it again once they are back.
+    // (a service the task itself calls is the task's outcome: it fails, and its retry policy decides)
+    const dependency = err instanceof Aborted ? undefined : unreachableDependency(err, dependencyPorts({ database: services.config.database.url, redis: services.config.redis.url }));
+    if (dependency && dependency !== 'a service it calls') { await log.finish().catch(() => undefined); throw err; }
     if (err instanceof Aborted) { state = err.kind === 'killed' ? 'KILLED' : 'FAILED'; error = err.message; }
     else { state = 'FAILED'; error = (err as Error).message ?? String(err); }
     log.write('ERROR', error);
   } finally {
     for (const t of timers) { clearTimeout(t); clearInterval(t); }
+    untrack();
   }
   const rows = await log.finish();
   // Secret values never leave the task: outputs and errors are stored and shown masked, as logs are.
@@ -228,7 +275,7 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
     startedAt: a.startedAt, endedAt: services.clock.now(), worker: workerId, reason: a.reason,
     log: { lines: log.lines, bytes: log.bytes, withheld: log.withheld, rows },
   };
-  const res = await step(services, ctx, exec.id, outcome, snap);
+  const res = await recordOutcome(services, ctx, exec.id, outcome, snap);
   const type = taskDef?.type.includes('.') ? 'plugin' : taskDef?.type ?? 'unknown';
   services.metrics.taskRunsEnded.inc({ type, state });
   services.metrics.taskRunSeconds.observe({ type }, (Date.now() - started) / 1000);

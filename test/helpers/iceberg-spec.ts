@@ -10,8 +10,34 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 
 type Obj = Record<string, any>;
 const spec = icebergSpec() as Obj;
+
+/**
+ * The specification's schemas as OpenAPI means them, where plain JSON Schema reads them otherwise
+ * (a copy; the document `svc openapi` serves is left as written):
+ * - `PrimitiveTypeValue` is a `oneOf` whose alternatives overlap (42 is an int, a long, a float and
+ *   a double; "eu" a string, a decimal, a date...), so no value matches exactly one: the field's
+ *   type says which is meant. It is validated as `anyOf`.
+ * - The planning results choose their schema by a `discriminator` on `status`, and two of the
+ *   `oneOf`'s alternatives both allow `submitted`: the mapping decides, as OpenAPI says.
+ */
+function asOpenApiMeansIt(components: Obj): Obj {
+  const c = structuredClone(components);
+  const value = c.schemas.PrimitiveTypeValue;
+  value.anyOf = value.oneOf;
+  delete value.oneOf;
+  for (const name of ['PlanTableScanResult', 'FetchPlanningResult']) {
+    const s = c.schemas[name];
+    const { propertyName, mapping } = s.discriminator as { propertyName: string; mapping: Record<string, string> };
+    c.schemas[name] = {
+      type: 'object', required: [propertyName], properties: { [propertyName]: { enum: Object.keys(mapping) } },
+      allOf: Object.entries(mapping).map(([v, ref]) => ({ if: { properties: { [propertyName]: { const: v } } }, then: { $ref: ref } })),
+    };
+  }
+  return c;
+}
+
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
-ajv.addSchema({ $id: 'iceberg', components: spec.components, paths: spec.paths } as never);
+ajv.addSchema({ $id: 'iceberg', components: asOpenApiMeansIt(spec.components), paths: spec.paths } as never);
 const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
 
 function validator(pointer: string) {

@@ -27,6 +27,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** false: exempt from the CSRF check (the route has no session or does its own check). */
     csrf?: boolean;
+    /** false: the session cookie is not read at all (liveness must not depend on the database). */
+    session?: boolean;
   }
 }
 
@@ -35,6 +37,7 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export function installSessionLayer(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req) => {
+    if (req.routeOptions.config?.session === false) return;
     const cfg = ctx.services().config;
     const token = req.cookies?.[cfg.session.cookie_name];
     if (!token) return;

@@ -12,6 +12,8 @@ export function platformRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     app.get('/healthz', {
       schema: { tags: ['platform'], summary: 'The process is up', response: { 200: z.object({ status: z.literal('ok') }) } },
       logLevel: 'warn',
+      // no session layer: a cookie sent along must not make liveness or readiness touch the database
+      config: { session: false },
     }, async () => ({ status: 'ok' as const }));
 
     app.get('/readyz', {
@@ -23,6 +25,8 @@ export function platformRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         },
       },
       logLevel: 'warn',
+      // no session layer: a cookie sent along must not make liveness or readiness touch the database
+      config: { session: false },
     }, async (_req, reply) => {
       const up = await databaseAnswers(ctx);
       if (up) return { status: 'ok' as const, db: 'up' as const };
@@ -32,6 +36,8 @@ export function platformRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     app.get('/metrics', {
       schema: { tags: ['platform'], summary: 'Metrics in Prometheus text exposition format', response: { 200: z.string() } },
       logLevel: 'warn',
+      // no session layer: a cookie sent along must not make liveness or readiness touch the database
+      config: { session: false },
     }, async (_req, reply) => {
       const { registry } = ctx.metrics;
       reply.header('content-type', registry.contentType);

@@ -18,6 +18,7 @@ import type { Services } from '../../services.js';
 import { errorSchema } from '../schemas.js';
 import { DomainError } from '../../errors.js';
 import { createExecution } from '../../workflows/executions.js';
+import { idempotencyKeyOf } from '../idempotency.js';
 import type { FlowDef } from '../../workflows/flow.js';
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -63,7 +64,7 @@ export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       config: { csrf: false },
       schema: {
         tags: ['workflows'],
-        summary: 'Start an execution through a webhook trigger (anonymous; the key is the credential; mounted only when workflow.webhooks_enabled)',
+        summary: 'Start an execution through a webhook trigger (anonymous; the key is the credential; mounted only when workflow.webhooks_enabled); an Idempotency-Key header answers the execution the same key started in the last 24 h',
         params,
         body: z.unknown(),
         response: { 201: z.object({ id: z.string(), state: z.string() }), 400: errorSchema, 404: errorSchema, 413: errorSchema, 415: errorSchema },
@@ -85,6 +86,7 @@ export function webhooksRoutes(ctx: AppContext): FastifyPluginAsyncZod {
         exec = await createExecution(s, {
           workspaceId: row.workspace_id, namespace, flowId, inputs: {},
           trigger: { type: 'webhook', id: matched, body },
+          request: true, idempotencyKey: idempotencyKeyOf(req.headers),
         });
       } catch (err) {
         // deleted between the lookup and here: the same answer as any missing webhook

@@ -14,6 +14,7 @@ import { allows } from '../../access/access.js';
 import { forbidden, notFound, badRequest, DomainError } from '../../errors.js';
 import { findWorkspace } from '../../workspaces/workspaces.js';
 import { deleteFlow, getFlow, getRevision, listFlows, listRevisions, saveFlow, validateSource } from '../../workflows/flows.js';
+import { idempotencyKeyOf } from '../idempotency.js';
 import { createExecution, EXEC_CURSOR_RE, execCursor, executionStats, getExecution, listAttempts, listExecutions, requestKill } from '../../workflows/executions.js';
 import { deleteNamespaceFile, getExecutionFile, getNamespaceFile, listExecutionFiles, listNamespaceFiles, putNamespaceFile } from '../../workflows/files.js';
 import { deleteWorkflowSecret, listWorkflowSecrets, putWorkflowSecret } from '../../workflows/secrets.js';
@@ -188,14 +189,17 @@ export function workflowRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     app.post(`${BASE}/executions/:namespace/:id`, {
       preHandler: editor,
       schema: {
-        tags: ['workflows'], summary: 'Start an execution of a flow with inputs', params: flowParams,
+        tags: ['workflows'], summary: 'Start an execution of a flow with inputs; an Idempotency-Key header answers the execution the same key started in the last 24 h; 503 with Retry-After when the start cannot be queued', params: flowParams,
         body: z.object({ inputs: z.record(z.string(), z.unknown()).default({}) }).default({ inputs: {} }),
         response: { 201: executionView, ...errors },
       },
     }, async (req, reply) => {
       const ws = await workspace(req);
       const p = actorOf(req);
-      const exec = await createExecution(ctx.services(), { workspaceId: ws.id, namespace: req.params.namespace, flowId: req.params.id, inputs: req.body.inputs, trigger: { type: 'api', user: p.email } });
+      const exec = await createExecution(ctx.services(), {
+        workspaceId: ws.id, namespace: req.params.namespace, flowId: req.params.id, inputs: req.body.inputs, trigger: { type: 'api', user: p.email },
+        request: true, idempotencyKey: idempotencyKeyOf(req.headers),
+      });
       return reply.status(201).send(execOut(exec));
     });
 

@@ -15,11 +15,15 @@ export const catalog = section('embedded table catalog', {
   ),
   manifest_cache_bytes: count(
     64 * 1024 * 1024,
-    'bytes of decoded Iceberg manifests and manifest lists each replica keeps for scan planning (least recently used out first; 0 keeps none)',
+    'bytes of decoded Iceberg manifests and manifest lists each replica keeps for scan planning, the catalog\'s and the embedded engine\'s (least recently used out first; 0 keeps none)',
   ),
   plan_wait_ms: count(
     2000,
     'how long planTableScan plans before answering `submitted` with a plan id (planning goes on; fetchPlanningResult gives the result); 0 answers every plan asynchronously',
+  ),
+  plan_task_files: count(
+    1000,
+    'manifest entries (data files) one answer of server-side scan planning holds: a plan of a larger table is answered with plan tasks of about this many entries each, fetched by fetchScanTasks',
   ),
 });
 

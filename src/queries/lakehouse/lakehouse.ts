@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/index.js';
 import type { Db } from '../../db/index.js';
 import type { Storage } from '../../storage/tenant-store.js';
-import { StorageRefused } from '../../storage/ownership.js';
+import { StorageRefused, authorize } from '../../storage/ownership.js';
 import { ManifestCache, manifestIO, type ManifestIO } from '../../iceberg/cache.js';
 import { QueryFailure } from '../types.js';
 import { LakehouseCatalog } from './catalog.js';
@@ -21,7 +21,7 @@ import { aggregateFunctions } from './policy-sql.js';
 import type { ScalarQuery } from '../sql/parser.js';
 import type { CatalogWrites } from './catalog-writes.js';
 
-/** Decoded manifests kept per process. */
+/** Decoded manifests kept per process when none is handed in (services hand in the catalog's). */
 export const MANIFEST_CACHE_BYTES = 64 * 1024 * 1024;
 /** A manifest or manifest list read whole is at most this large. */
 const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
@@ -36,6 +36,8 @@ export interface LakehouseOptions {
   cacheBytes: number;
   /** The cache folder goes with the process (no embedded_data_dir). */
   temporary: boolean;
+  /** Decoded manifests, shared with the catalog's scan planning (catalog.manifest_cache_bytes). */
+  manifests?: ManifestCache;
   /** policy_service.enabled: the workspace's policies apply to every statement. */
   policies: boolean;
   /** The catalog's write operations (catalog/engine-writes.ts); absent, catalog tables are read only. */
@@ -78,13 +80,14 @@ export class Lakehouse {
   readonly catalog: LakehouseCatalog;
   readonly stubs: Stubs;
   readonly files: FileCache;
-  private readonly manifestCache = new ManifestCache(MANIFEST_CACHE_BYTES);
+  private readonly manifestCache: ManifestCache;
   /** The workspace's policies for the embedded engine, or null when the policy service is off. */
   readonly policies: EnginePolicies | null;
   private aggregateNames: Promise<Set<string>> | undefined;
   readonly writes: CatalogWrites | undefined;
 
   constructor(private readonly o: LakehouseOptions) {
+    this.manifestCache = o.manifests ?? new ManifestCache(MANIFEST_CACHE_BYTES);
     this.writes = o.writes;
     this.catalog = new LakehouseCatalog(o.db, o.storage.layout.bucket);
     this.stubs = new Stubs(this.catalog);
@@ -99,11 +102,25 @@ export class Lakehouse {
   }
 
   /**
-   * What planning reads for a workspace: only objects the workspace owns. One GET per manifest
-   * (its length is bounded from the answer's Content-Length, then while reading): a HEAD first
-   * doubled the object-store round trips of a cold scan's planning.
+   * What planning reads for a workspace: only objects the workspace owns. The cache is shared by
+   * every workspace (and the catalog), keyed by location: the storage rule decides each location
+   * before the cache is asked, so another workspace's cached manifest is never served. One GET
+   * per manifest (its length bounded from the answer's Content-Length, then while reading): a
+   * HEAD first doubled the object-store round trips of a cold scan's planning.
    */
   manifests(workspaceId: string): ManifestIO {
+    const io = this.manifestIO(workspaceId);
+    const guard = async (location: string) => {
+      const tenant = await this.catalog.tenant(workspaceId);
+      await owned(async () => authorize(this.o.storage.layout, { tenant }, { name: 'GetObject', key: this.catalog.keyOf(location) }));
+    };
+    return {
+      manifestList: async (location) => { await guard(location); return io.manifestList(location); },
+      manifest: async (location, spec) => { await guard(location); return io.manifest(location, spec); },
+    };
+  }
+
+  private manifestIO(workspaceId: string): ManifestIO {
     return manifestIO(async (location) => {
       const store = await this.store(workspaceId);
       const obj = await owned(() => store.getStream(this.catalog.keyOf(location)));

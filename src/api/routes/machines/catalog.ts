@@ -1,6 +1,6 @@
 // The embedded catalog's HTTP surface: the gate on every /catalog/* request, the Iceberg REST
-// error shape for everything under it, `GET /catalog/v1/config`, and the namespace, table and
-// view routes (catalog-*.ts). The routes are always declared (so `svc openapi` documents them),
+// error shape for everything under it, `GET /catalog/v1/config`, and the namespace, table, view
+// and scan planning routes (catalog-*.ts). The routes are always declared (so `svc openapi` documents them),
 // but with catalog.enabled false they are "not mounted": every /catalog/* request gets exactly the
 // answer of an unknown route.
 import { z } from 'zod';
@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyError } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { errorBody } from '../../errors.js';
-import { DomainError } from '../../../errors.js';
+import { DomainError, UNAVAILABLE_RETRY_AFTER_SECS, unreachableDependency } from '../../../errors.js';
 import { authenticateCatalog, CatalogAuthError } from '../../../catalog/gate.js';
 import { catalogConfig } from '../../../catalog/config.js';
 import { IcebergError, badRequest, unprocessable } from '../../../catalog/errors.js';
@@ -19,6 +19,7 @@ import { callerOf, catalogErrors, catalogPrincipal, setCatalogPrincipal } from '
 import { catalogNamespaceRoutes } from './catalog-namespaces.js';
 import { catalogTableRoutes } from './catalog-tables.js';
 import { catalogViewRoutes } from './catalog-views.js';
+import { catalogScanRoutes } from './catalog-scan.js';
 import { parseJson } from '../../../catalog/json.js';
 
 export { catalogPrincipal } from './catalog-common.js';
@@ -68,6 +69,12 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       }
       const status = err instanceof DomainError ? err.status : err.statusCode ?? 500;
       if (status >= 400 && status < 500) return reply.status(status).send(iceberg(status, TYPES[status] ?? 'BadRequestException', err.message));
+      const dependency = unreachableDependency(err);
+      if (dependency) {
+        req.log.warn({ dependency, err: err.message }, `${dependency} cannot be reached: answered 503`);
+        return reply.status(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECS))
+          .send(iceberg(503, 'ServiceUnavailableException', 'temporarily unavailable; retry shortly'));
+      }
       req.log.error({ err }, 'catalog request failed');
       return reply.status(500).send(iceberg(500, 'ServerErrorException', 'internal error'));
     });
@@ -144,6 +151,7 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
     await app.register(catalogNamespaceRoutes(ctx));
     await app.register(catalogTableRoutes(ctx));
     await app.register(catalogViewRoutes(ctx));
+    await app.register(catalogScanRoutes(ctx));
 
     // Other catalog paths pass the same gate, then are unknown.
     app.all('/catalog/*', { config: { csrf: false }, schema: { hide: true } }, async (req, reply) => {
