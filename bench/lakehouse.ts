@@ -14,7 +14,7 @@
 // - RSS: a fresh `svc serve` with engines.embedded_memory_limit = 200MB scans every column of a
 //   table about twice that size (incompressible values), its VmRSS sampled every 50 ms; aim: the
 //   peak within memory_limit + engines.embedded_cache_bytes.
-// Every answer is checked against DuckDB's on the same files. About 45 s on the 2-core machine.
+// Every answer is checked against DuckDB's on the same files. 30 to 60 s on the 2-core machine.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
