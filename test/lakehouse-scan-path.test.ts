@@ -2,7 +2,8 @@
 // still do (docs/engines.md "The lakehouse"):
 // - the file cache copies files while planning still runs (prefetch): each object is read once
 //   however many ask for it, prefetched files stay pinned until released, a failed copy is
-//   reported by the hold that follows, nothing starts after release;
+//   reported by the hold that follows, nothing starts after release; an evicted file read again
+//   at once is copied anew (its removal finishes first);
 // - a manifest is one bounded GET: larger than the bound is refused whether announced or not;
 // - DuckDB's parser answers are memoized per workspace (scope), each call gets its own tree, a
 //   failed parse is not kept.
@@ -73,6 +74,31 @@ describe('the file cache copies while planning runs', () => {
     early.add(['missing']);
     await assert.rejects(cache.hold(WS, ['missing']), /missing from the object store: missing/);
     early.release();
+  });
+
+  test('a file evicted and read again at once is copied anew, never lost to its own removal', async () => {
+    // two files fit: b's copy evicts a (the least recently used); a is asked for again the moment
+    // b's answer arrives, so a's copy starts while a's removal may still be running
+    let again: Promise<{ files: string[]; release: () => void }> | undefined;
+    const racing = async (location: string) => {
+      const obj = await open(location);
+      if (location === 'b' && !again) setImmediate(() => { again = cache.hold(WS, ['a']); });
+      return obj;
+    };
+    const cache = new FileCache(path.join(root, 'four'), 100, racing, pino({ level: 'silent' }));
+    for (let i = 0; i < 30; i++) {
+      again = undefined;
+      (await cache.hold(WS, ['a'])).release();
+      (await cache.hold(WS, ['c'])).release();
+      const b = await cache.hold(WS, ['b']);
+      while (!again) await new Promise((r) => setImmediate(r));
+      const a = await again;
+      await new Promise((r) => setTimeout(r, 2));
+      assert.deepEqual(await readFile(a.files[0]!), Buffer.alloc(40, 'a'), `round ${i}`);
+      a.release();
+      b.release();
+      (await cache.hold(WS, ['c'])).release(); // b then a go next round: start again from a, c
+    }
   });
 
   test('an aborted query starts no prefetch', async () => {

@@ -26,6 +26,8 @@ const PARALLEL = 8;
 export class FileCache {
   private readonly entries = new Map<string, Entry>();
   private readonly loads = new SingleFlight<string, Entry>();
+  /** Evicted files still being removed: a copy of the same location waits for it, else it could adopt a file about to go, or lose its own to the removal. */
+  private readonly removing = new Map<string, Promise<void>>();
   /** Workspace folders made by this process (a mkdir per copied file was a syscall per file). */
   private readonly made = new Set<string>();
   private used = 0;
@@ -110,6 +112,7 @@ export class FileCache {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       this.made.add(dir);
     }
+    await this.removing.get(file);
     // A copy left by an earlier process is adopted (its name is the location's hash).
     let size = await stat(file).then((s) => s.size, () => -1);
     if (size >= 0) this.reserve(size);
@@ -151,7 +154,10 @@ export class FileCache {
       if (this.used + size <= this.maxBytes) break;
       this.entries.delete(k);
       this.used -= e.size;
-      void rm(e.file, { force: true }).catch((err: Error) => this.log.warn({ err: err.message }, 'removing a cached table file failed'));
+      const removal: Promise<void> = rm(e.file, { force: true })
+        .catch((err: Error) => this.log.warn({ err: err.message }, 'removing a cached table file failed'))
+        .finally(() => { if (this.removing.get(e.file) === removal) this.removing.delete(e.file); });
+      this.removing.set(e.file, removal);
     }
     if (this.used + size > this.maxBytes) {
       throw new QueryFailure('refused', `the query needs more table files at once than the embedded engine's file cache holds (engines.embedded_cache_bytes = ${this.maxBytes}): filter on partition columns, or raise the key`);
