@@ -70,7 +70,8 @@ test('purgeRequested=true removes data and metadata through the purge job; a pla
   await own.dropTable({ namespace: ['web'], name: 'gone' }, { purge: true });
   assert.equal(await own.tableExists({ namespace: ['web'], name: 'gone' }), false);
 
-  await waitFor('the purge of gone', async () => (await keys(gone.loc)).length === innerKeys.length);
+  // the job removes the files outside the location after those inside: wait for both
+  await waitFor('the purge of gone', async () => (await keys(gone.loc)).length === innerKeys.length && !(await exists(gone.outside)));
   assert.deepEqual(await keys(gone.loc), innerKeys);
   assert.equal(await exists(gone.outside), false, 'the manifest list outside the location is removed');
   // The plain drop queued nothing and removed nothing.
