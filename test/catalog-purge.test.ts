@@ -78,6 +78,7 @@ test('purgeRequested=true removes data and metadata through the purge job; a pla
   assert.deepEqual(await keys(kept.loc), keptKeys);
   assert.equal(await exists(kept.outside), true);
   const q = c.t.services.queues.get(QUEUES.catalogPurge);
+  await waitFor('the purge job to complete', async () => (await q.getJobs(['completed'])).length === 1);
   const done = await q.getJobs(['completed', 'failed', 'waiting', 'active', 'delayed']);
   assert.equal(done.length, 1);
   assert.deepEqual(done[0].returnvalue, { deleted: 5, kept: 2 });
