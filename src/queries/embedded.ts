@@ -122,9 +122,12 @@ export class EmbeddedEngine implements EngineDriver {
 
   private async execute(conn: DuckDBConnection, db: Db, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
-    const { sql, auth, release, write } = await prepareStatement(conn, db, q, this.lakehouse?.());
+    const { sql, auth, release, write, rewritten } = await prepareStatement(conn, db, q, this.lakehouse?.());
+    // DuckDB quotes the line of the SQL it ran around an error: of a rewritten statement, that is
+    // svc's text (file paths of the workspace's private cache folder, internal names), not the person's.
+    const own = (err: unknown) => (rewritten && !(err instanceof QueryFailure) && err instanceof Error ? new QueryFailure('failed', oneLine(withoutSqlContext(err.message))) : err);
     if (write) {
-      try { return await write(); } finally { release(); }
+      try { return await write(); } catch (err) { throw own(err); } finally { release(); }
     }
     let prepared: DuckDBPreparedStatement;
     try {
@@ -132,7 +135,7 @@ export class EmbeddedEngine implements EngineDriver {
     } catch (err) {
       release();
       if (/Cannot prepare multiple statements/.test((err as Error).message)) throw new QueryFailure('refused', 'send one statement per query');
-      throw err;
+      throw own(err);
     }
     try {
       // What DuckDB will run must be what the rules allowed (defence in depth: they read the same text).
@@ -157,6 +160,8 @@ export class EmbeddedEngine implements EngineDriver {
         }
       }
       return { columns, rows, truncated: false };
+    } catch (err) {
+      throw own(err);
     } finally {
       prepared.destroySync();
       release();
@@ -167,4 +172,6 @@ export class EmbeddedEngine implements EngineDriver {
 }
 
 const hasParams = (p: EngineRun['params']) => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);
+/** A DuckDB error's message without the `LINE n: <sql>` excerpt and caret it ends with. */
+export const withoutSqlContext = (s: string) => s.replace(/\s*\n\s*LINE \d+:[\s\S]*$/, '');
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').slice(0, 2000);

@@ -181,7 +181,7 @@ async function policyOf(lh: Lakehouse, ctx: RewriteContext, levels: string[], na
   if (!lh.policies) return null;
   const { slug } = await lh.catalog.tenant(ctx.workspaceId);
   const rules = await lh.policies.load(slug);
-  const decision = decide(rules, ctx.subject, { catalog: CATALOG, schema: schemaOf(levels), table: name, columns: columns.map((c) => c.name) }, 'select');
+  const decision = decide(rules, ctx.subject, { catalog: [CATALOG, slug], schema: schemaOf(levels), table: name, columns: columns.map((c) => c.name) }, 'select');
   const sql = await tablePolicySql({ parser: ctx.parser, user: ctx.subject.users[0] ?? '', aggregates: await lh.aggregates(ctx.scalar) }, shown, decision, columns);
   return sql.columns.size === 0 && !sql.where ? null : sql;
 }

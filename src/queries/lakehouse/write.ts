@@ -106,7 +106,7 @@ async function checkPolicies(w: WriteRun, t: LoadedTable, access: EngineAccess, 
   if (!w.lh.policies) return;
   const { slug } = await w.lh.catalog.tenant(w.q.workspaceId);
   const rules = await w.lh.policies.load(slug);
-  const target = { catalog: CATALOG, schema: schemaOf(t.levels), table: t.name, columns: t.schema.struct.fields.map((f) => f.name) };
+  const target = { catalog: [CATALOG, slug], schema: schemaOf(t.levels), table: t.name, columns: t.schema.struct.fields.map((f) => f.name) };
   const denied = decide(rules, w.rewrite.subject, target, access).denied;
   if (denied) throw refuse(`policy "${denied.policy}" denies ${denied.access} on ${t.shown}`);
   if (!reads) return;
