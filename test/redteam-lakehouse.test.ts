@@ -140,3 +140,21 @@ describe('errors name the person\'s mistake, not svc\'s SQL', () => {
     assert.match(await failure(editor('SELECT nope FROM range(1)'), 'failed'), /LINE 1: SELECT nope/);
   });
 });
+
+describe('catalog writes stay within their statement', () => {
+  test('a CREATE TABLE ... AS by an editor whose rows cannot be written leaves no table behind', async () => {
+    assert.match(await failure(editor('CREATE TABLE iceberg.lake.bk PARTITIONED BY (bucket(4, x)) AS SELECT 1 AS x'), 'refused'), /bucket partitions are not written/);
+    assert.match(await failure(viewer('SELECT count(*) FROM iceberg.lake.bk'), 'failed'), /does not exist/);
+    assert.equal((await catalogRequest(c, 'GET', 'v1/sales/namespaces/lake/tables/bk', token)).status, 404);
+  });
+
+  test('partition values are bounded in bytes: long identity partitions are refused before they are read', async () => {
+    await editor('CREATE TABLE iceberg.lake.wide (s VARCHAR) PARTITIONED BY (s)');
+    assert.match(await failure(editor("INSERT INTO iceberg.lake.wide SELECT repeat('x', 200000) || range FROM range(10)"), 'refused'), /partition values take \d+ bytes, more than 1048576/);
+    assert.deepEqual((await viewer('SELECT count(*) FROM iceberg.lake.wide')).rows, [['0']]);
+    // values of any length are written when the table is not partitioned by them (no bound is kept for them)
+    await editor('CREATE TABLE iceberg.lake.long (s VARCHAR)');
+    assert.deepEqual((await editor("INSERT INTO iceberg.lake.long SELECT repeat('y', 300000) UNION ALL SELECT 'short'")).rows, [['2']]);
+    assert.deepEqual((await viewer("SELECT count(*) FROM iceberg.lake.long WHERE s = 'short'")).rows, [['1']]);
+  });
+});

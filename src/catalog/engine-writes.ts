@@ -53,6 +53,10 @@ export function catalogWrites(services: () => Services): CatalogWrites {
         throw err;
       }
     },
+    async undoCreate(a, levels, name, metadataLocation) {
+      const { s, wh, caller } = await scope(a, 'write', 'undoing the CREATE TABLE ... AS it ran', levels, name, 'create');
+      await dropTable(s, wh, caller, levels, name, 'table', true, metadataLocation);
+    },
     async upload(a, tableLocation, file, localPath) {
       const s = services();
       const { wh } = await whOf(s, a);

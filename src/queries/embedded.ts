@@ -6,7 +6,7 @@
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import type { EngineDriver, EngineRun, EngineResult, QueryColumn } from './types.js';
-import { QueryFailure } from './types.js';
+import { QueryFailure, withoutSqlContext } from './types.js';
 import { Semaphore } from './semaphore.js';
 import { Databases, loadDuckDB, type Db } from './embedded-db.js';
 import { limitZero } from './sql/build.js';
@@ -172,6 +172,4 @@ export class EmbeddedEngine implements EngineDriver {
 }
 
 const hasParams = (p: EngineRun['params']) => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);
-/** A DuckDB error's message without the `LINE n: <sql>` excerpt and caret it ends with. */
-export const withoutSqlContext = (s: string) => s.replace(/\s*\n\s*LINE \d+:[\s\S]*$/, '');
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').slice(0, 2000);

@@ -18,6 +18,12 @@ export const MAX_PARTITIONS = 1000;
 const FILE_BYTES = 256 * 1024 * 1024;
 /** A string bound longer than this is left out (bounds are optional; a long one bloats manifests). */
 const MAX_STRING_BOUND = 128;
+/**
+ * Bytes of the partition values of one statement (as text), all partitions together: they are read
+ * into this process, written into the SQL that splits the files and into every manifest entry, so
+ * identity partitions of long strings are refused beyond it rather than held whatever their size.
+ */
+export const MAX_PARTITION_VALUE_BYTES = 1024 * 1024;
 const PK = '__svc_pk';
 
 export interface WrittenFile extends Omit<NewDataFile, 'path'> { local: string }
@@ -111,6 +117,9 @@ export async function writeDataFiles(w: WriteInput): Promise<WrittenFile[]> {
     await w.conn.run(`CREATE TEMP TABLE ${keyed} AS SELECT *, ${exprs.map((e, i) => `${e} AS __svc_p${i}`).join(', ')} FROM ${w.relation}`);
     try {
       const ps = exprs.map((_, i) => `__svc_p${i}`).join(', ');
+      const size = exprs.map((_, i) => `coalesce(strlen(CAST(__svc_p${i} AS VARCHAR)), 0)`).join(' + ');
+      const bytes = Number((await w.conn.runAndReadAll(`SELECT coalesce(sum(${size}), 0) FROM (SELECT DISTINCT ${ps} FROM ${keyed} LIMIT ${MAX_PARTITIONS + 1})`)).getRowsJS()[0]![0]);
+      if (bytes > MAX_PARTITION_VALUE_BYTES) throw new QueryFailure('refused', `the statement's partition values take ${bytes} bytes, more than ${MAX_PARTITION_VALUE_BYTES}: partition by shorter values (truncate, a day) or write fewer partitions at once`);
       const tuples = (await w.conn.runAndReadAll(`SELECT DISTINCT ${ps} FROM ${keyed} LIMIT ${MAX_PARTITIONS + 1}`)).getRowsJS();
       if (tuples.length > MAX_PARTITIONS) throw new QueryFailure('refused', `the statement writes more than ${MAX_PARTITIONS} partitions: write it in parts`);
       partitions = new Map(tuples.map((t, k) => [k + 1, Object.fromEntries(w.spec.fields.map((pf, i) => [pf.name, t[i] ?? null]))]));
@@ -149,7 +158,11 @@ async function statistics(conn: DuckDBConnection, local: string, fields: Field[]
     counted.push(exprs.length);
     exprs.push(`count(${q(f.name)})`);
     const v = valueSql(q(f.name), f.type as PrimitiveType);
-    if (v !== null && (f.type as PrimitiveType).type !== 'uuid') { bounded.push({ f, at: exprs.length }); exprs.push(`min(${v})`, `max(${v})`); }
+    if (v === null || (f.type as PrimitiveType).type === 'uuid') continue;
+    bounded.push({ f, at: exprs.length });
+    // a long string bound is left out in SQL, so a value of any size is never read into this process
+    if ((f.type as PrimitiveType).type === 'string') exprs.push(...['min', 'max'].map((m) => `CASE WHEN length(${m}(${v})) <= ${MAX_STRING_BOUND} THEN ${m}(${v}) END`));
+    else exprs.push(`min(${v})`, `max(${v})`);
   }
   const row = (await conn.runAndReadAll(`SELECT ${exprs.join(', ')} FROM read_parquet(${lit(local)})`)).getRowsJS()[0]!;
   const n = Number(row[0]);
@@ -162,7 +175,6 @@ async function statistics(conn: DuckDBConnection, local: string, fields: Field[]
     const lo = row[at + 0];
     const hi = row[at + 1];
     if (lo === null || hi === null || lo === undefined || hi === undefined) continue;
-    if (typeof lo === 'string' && (f.type as PrimitiveType).type === 'string' && (lo.length > MAX_STRING_BOUND || String(hi).length > MAX_STRING_BOUND)) continue;
     lowerBounds[f.id] = lo;
     upperBounds[f.id] = hi;
   }

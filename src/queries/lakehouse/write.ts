@@ -17,7 +17,7 @@ import type { Schema } from '../../iceberg/types.js';
 import type { NewDataFile } from '../../iceberg/writer.js';
 import { decide, type EngineAccess } from '../../policy/decide.js';
 import type { EngineResult, EngineRun } from '../types.js';
-import { QueryFailure } from '../types.js';
+import { QueryFailure, withoutSqlContext } from '../types.js';
 import { walk, type Node, type SqlParser, type ScalarQuery } from '../sql/parser.js';
 import { constant, subquery } from '../sql/build.js';
 import { quoteIdent } from '../sql/lexer.js';
@@ -178,12 +178,19 @@ async function createTableAs(w: WriteRun, a: WriteActor, s: Extract<Statement, {
     await runWithParams(w, `CREATE TEMP TABLE ${src} AS ${w.query!}`);
     const cols = (await columnsOf(w.conn, src)).map((c) => ({ ...c, nullable: true }));
     if (!(await create(w, a, t, cols, s.options, s.ifNotExists))) return counted(0);
+    const table = await loadTable(w, s.target);
     try {
-      const table = await loadTable(w, s.target);
       return counted(await append(w, a, table, src, cols.map((c) => c.name), dir, temp));
     } catch (err) {
-      // CREATE TABLE ... AS is one statement: a table whose rows could not be written goes again.
-      await w.lh.writes!.dropTable(a, t.levels, t.name, true).catch(() => undefined);
+      // CREATE TABLE ... AS is one statement: a table whose rows could not be written goes again,
+      // by whoever could create it (dropping a table otherwise needs ws_admin)
+      try {
+        await w.lh.writes!.undoCreate(a, t.levels, t.name, table.entry.metadataLocation);
+      } catch (undo) {
+        const e = asQueryFailure(err);
+        const kind = e instanceof QueryFailure ? e.kind : 'failed';
+        throw new QueryFailure(kind, `${withoutSqlContext((e as Error).message)} (${t.shown} was created and is left empty: ${(undo as Error).message.slice(0, 300)})`);
+      }
       throw err;
     }
   });
