@@ -8,7 +8,9 @@
 // - a catalog view naming one of its CTEs outside that CTE's scope read the reader's own database;
 // - a policy naming the catalog by the warehouse (the workspace slug), which the REST catalog
 //   applies, was ignored by the embedded engine;
-// - an error of a rewritten statement quoted svc's SQL (cache paths, internal names).
+// - an error of a rewritten statement, and EXPLAIN ANALYZE of one, quoted svc's SQL (cache paths);
+// - a CREATE TABLE ... AS by an editor that failed left its table (the undo needed ws_admin);
+// - identity partition values of any size were read into the process and inlined into SQL.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCatalogApp, workspace, rolePeople, catalogRequest, type CatalogApp } from './helpers/catalog.js';
@@ -138,6 +140,20 @@ describe('errors name the person\'s mistake, not svc\'s SQL', () => {
     }
     // the person's own SQL is still quoted where it is theirs
     assert.match(await failure(editor('SELECT nope FROM range(1)'), 'failed'), /LINE 1: SELECT nope/);
+  });
+});
+
+describe('EXPLAIN ANALYZE of a catalog read', () => {
+  test('shows the person\'s statement, not svc\'s with the cache folder\'s files (as current_query would)', async () => {
+    const sql = 'EXPLAIN ANALYZE SELECT * FROM iceberg.lake.t WHERE k > 1';
+    const text = JSON.stringify((await viewer(sql)).rows);
+    assert.match(text, /SELECT \* FROM iceberg\.lake\.t WHERE k > 1/);
+    assert.doesNotMatch(text, /svc-cache|\/tmp\/|\.parquet/);
+    // two scans side by side in the plan's boxes
+    await editor("INSERT INTO iceberg.lake.t VALUES (9, 'v9')");
+    const join = JSON.stringify((await viewer('EXPLAIN ANALYZE SELECT * FROM iceberg.lake.t AS a JOIN iceberg.lake.t AS b ON a.k = b.k')).rows);
+    assert.match(join, /Total Files Read: 2/);
+    assert.doesNotMatch(join, /svc-cache|\/tmp\/|parquet\b|[0-9a-f]{12}/);
   });
 });
 

@@ -122,7 +122,12 @@ export class EmbeddedEngine implements EngineDriver {
 
   private async execute(conn: DuckDBConnection, db: Db, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
-    const { sql, auth, release, write, rewritten } = await prepareStatement(conn, db, q, this.lakehouse?.());
+    const lh = this.lakehouse?.();
+    const { sql, auth, release, write, rewritten, statement } = await prepareStatement(conn, db, q, lh);
+    // EXPLAIN ANALYZE prints the statement it ran and the files each scan read: of a rewritten
+    // one, the person's text stands in for svc's, and the cache folder's paths (which the rules keep
+    // from SQL, as current_query) are blanked where the plan's boxes wrapped them
+    const shown = rewritten && statement.kind === 'explain' ? hidePaths(sql, q.sql, lh?.files.dir(q.workspaceId)) : undefined;
     // DuckDB quotes the line of the SQL it ran around an error: of a rewritten statement, that is
     // svc's text (file paths of the workspace's private cache folder, internal names), not the person's.
     const own = (err: unknown) => (rewritten && !(err instanceof QueryFailure) && err instanceof Error ? new QueryFailure('failed', oneLine(withoutSqlContext(err.message))) : err);
@@ -153,7 +158,8 @@ export class EmbeddedEngine implements EngineDriver {
         // Row by row, so that neither the rows nor the bytes bound is passed by a whole chunk.
         for (let i = 0; i < chunk.rowCount; i++) {
           if (rows.length >= q.maxRows) return { columns, rows, truncated: true };
-          const row = chunk.convertRowValues(i, JsonDuckDBValueConverter);
+          const values = chunk.convertRowValues(i, JsonDuckDBValueConverter);
+          const row = shown ? values.map(shown) : values;
           bytes += valueBytes(row);
           if (bytes > q.maxBytes) return { columns, rows, truncated: true, truncatedBy: 'bytes' };
           rows.push(row);
@@ -169,6 +175,14 @@ export class EmbeddedEngine implements EngineDriver {
   }
 
   async close(): Promise<void> { await this.databases.close(); }
+}
+
+/** EXPLAIN output of `ran` as the person sent `sent`: each word that is a piece of a file path `ran` names (or of `dir`) is blanked. */
+function hidePaths(ran: string, sent: string, dir: string | undefined): (v: unknown) => unknown {
+  const paths = [...ran.matchAll(/'([^']*\.parquet)'/g)].map((m) => m[1]!);
+  if (dir) paths.push(dir);
+  const piece = (w: string) => w.length >= 4 && paths.some((p) => p.includes(w));
+  return (v) => (typeof v === 'string' ? v.split(ran).join(sent).replace(/[^\s│,]+/g, (w) => (piece(w) ? '…'.padEnd(w.length) : w)) : v);
 }
 
 const hasParams = (p: EngineRun['params']) => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);
