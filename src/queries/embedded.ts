@@ -14,6 +14,7 @@ import { prepareStatement } from './embedded-statement.js';
 import type { Lakehouse } from './lakehouse/lakehouse.js';
 import { ST } from './sql/authorize.js';
 import { valueBytes } from './bytes.js';
+import { unreachableDependency } from '../errors.js';
 
 export { loadDuckDB };
 
@@ -110,6 +111,13 @@ export class EmbeddedEngine implements EngineDriver {
       if (why === 'timeout') throw timeoutError();
       if (why === 'cancelled') throw new QueryFailure('cancelled', 'query was cancelled');
       if (err instanceof QueryFailure) throw err;
+      // the object store (a catalog table's files) or the database not answering is an outage to
+      // retry, not the statement's failure: its address is for the log only
+      const dependency = unreachableDependency(err);
+      if (dependency) {
+        this.log.warn({ dependency, workspace: q.workspaceId, err: (err as Error).message }, `${dependency} cannot be reached: the query is answered busy`);
+        throw new QueryFailure('busy', 'temporarily unavailable: a service this query needs cannot be reached; retry shortly');
+      }
       throw new QueryFailure('failed', oneLine((err as Error).message));
     } finally {
       clearTimeout(timer);
@@ -130,7 +138,7 @@ export class EmbeddedEngine implements EngineDriver {
     const shown = rewritten && statement.kind === 'explain' ? hidePaths(sql, q.sql, lh?.files.dir(q.workspaceId)) : undefined;
     // DuckDB quotes the line of the SQL it ran around an error: of a rewritten statement, that is
     // svc's text (file paths of the workspace's private cache folder, internal names), not the person's.
-    const own = (err: unknown) => (rewritten && !(err instanceof QueryFailure) && err instanceof Error ? new QueryFailure('failed', oneLine(withoutSqlContext(err.message))) : err);
+    const own = (err: unknown) => (rewritten && !(err instanceof QueryFailure) && err instanceof Error && !unreachableDependency(err) ? new QueryFailure('failed', oneLine(withoutSqlContext(err.message))) : err);
     if (write) {
       try { return await write(); } catch (err) { throw own(err); } finally { release(); }
     }
