@@ -5,7 +5,8 @@
 //   called the refused functions (the private folder's path, settings);
 // - text the lexer read differently from DuckDB (a comment ended by \r, a dollar tag with a
 //   non-ASCII letter or of any length, U+2028 inside a name) hid what DuckDB then ran;
-// - a catalog view naming one of its CTEs outside that CTE's scope read the reader's own database;
+// - a catalog view naming one of its CTEs outside that CTE's scope read the reader's own database,
+//   and views naming views several times each expanded exponentially, past any timeout;
 // - a policy naming the catalog by the warehouse (the workspace slug), which the REST catalog
 //   applies, was ignored by the embedded engine;
 // - an error of a rewritten statement, and EXPLAIN ANALYZE of one, quoted svc's SQL (cache paths);
@@ -111,6 +112,14 @@ describe('catalog views resolve every name in the catalog', () => {
     // CTEs in scope still read as CTEs: in the query, in a later CTE, in a recursive one
     await view('ctes', 'WITH RECURSIVE a AS (SELECT k FROM t), b AS (SELECT k FROM a WHERE k < 3), r(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM r WHERE n < 2) SELECT (SELECT count(*) FROM b) AS nb, (SELECT max(n) FROM r) AS mr', [['nb', 'long'], ['mr', 'int']]);
     assert.deepEqual((await viewer('SELECT * FROM iceberg.lake.ctes')).rows, [['3', 2]]);
+  });
+
+  test('views reading views several times each are bounded in the references they expand to', async () => {
+    // each level names the next four times: 4^5 reads of the last one, refused once past 1,000
+    await view('fan6', 'SELECT 1 AS x', [['x', 'int']]);
+    for (let i = 5; i >= 1; i--) await view(`fan${i}`, Array(4).fill(`SELECT x FROM fan${i + 1}`).join(' UNION ALL '), [['x', 'int']]);
+    assert.deepEqual((await viewer('SELECT count(*) FROM iceberg.lake.fan3')).rows, [['64']], 'a few levels still read');
+    assert.match(await failure(viewer('SELECT count(*) FROM iceberg.lake.fan1'), 'refused'), /more than 1000 times, counting what its views read/);
   });
 });
 

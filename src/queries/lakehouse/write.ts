@@ -304,7 +304,7 @@ async function fileQuery(w: WriteRun, check: Node, targetIn: (tree: Node) => Nod
   const replacement = { ...subquery({ node: scan }, String(ref.alias || t.name)), column_name_alias: [] };
   for (const k of Object.keys(ref)) delete ref[k];
   Object.assign(ref, replacement);
-  const others = await readCatalogTables(w.lh, w.rewrite, [tree]);
+  const others = await readCatalogTables(w.lh, { ...w.rewrite, reads: { n: 0 } }, [tree]);
   releases.push(others.release);
   const select = tree.node as Node;
   if (what === 'count') {
