@@ -183,3 +183,15 @@ describe('catalog writes stay within their statement', () => {
     assert.deepEqual((await viewer("SELECT count(*) FROM iceberg.lake.long WHERE s = 'short'")).rows, [['1']]);
   });
 });
+
+describe('a write the catalog would refuse puts no file', () => {
+  test('an INSERT refused at its commit (a deny of alter, which the catalog\'s commit checks) is refused before any file is uploaded', async () => {
+    await editor('CREATE TABLE iceberg.lake.guarded (k INTEGER)');
+    const files = async () => (await c.t.services.storage.of({ tenant: { id: wsId, slug: 'sales' } }).list('lake/sales/')).filter((o) => o.key.includes('/data/')).length;
+    const before = await files();
+    await createPolicy(c.t.services.db, CLI_ACTOR, 'sales', { name: 'frozen', resources: { catalog: ['iceberg'], schema: ['lake'], table: ['guarded'] }, deny: [{ users: ['ed@example.test'], accesses: ['alter'] }] }, new Date());
+    c.t.clock.advance(10_000); // the catalog's deny rules are read again after 5 s
+    assert.match(await failure(editor('INSERT INTO iceberg.lake.guarded SELECT range FROM range(10)'), 'refused'), /policy "frozen" denies alter/);
+    assert.equal(await files(), before, 'no data file was put under the warehouse');
+  });
+});

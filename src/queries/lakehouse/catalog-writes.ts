@@ -26,6 +26,8 @@ export interface CatalogWrites {
    * metadata is still at `metadataLocation`).
    */
   undoCreate(a: WriteActor, levels: string[], name: string, metadataLocation: string): Promise<void>;
+  /** Refuses (403, naming the rule) unless `commit` would be allowed: checked before any file is put. */
+  mayCommit(a: WriteActor, levels: string[], name: string): Promise<void>;
   /** Puts a file the statement wrote under the table's location (`data/<file>`); its `s3://` location. */
   upload(a: WriteActor, tableLocation: string, file: string, localPath: string): Promise<string>;
   /** One Iceberg commit of the files on the table's main branch (optimistic, retried on a concurrent append). */

@@ -180,6 +180,7 @@ async function createTableAs(w: WriteRun, a: WriteActor, s: Extract<Statement, {
     if (!(await create(w, a, t, cols, s.options, s.ifNotExists))) return counted(0);
     const table = await loadTable(w, s.target);
     try {
+      await w.lh.writes!.mayCommit(a, table.levels, table.name);
       return counted(await append(w, a, table, src, cols.map((c) => c.name), dir, temp));
     } catch (err) {
       // CREATE TABLE ... AS is one statement: a table whose rows could not be written goes again,
@@ -201,6 +202,8 @@ async function insert(w: WriteRun, a: WriteActor, s: Extract<Statement, { kind: 
   if (s.byName) throw refuse('INSERT ... BY NAME is not supported on catalog tables: name the columns');
   const table = await loadTable(w, s.target);
   await checkPolicies(w, table, 'insert', false);
+  // the commit's own right and policies, before any file is put under the table's location
+  await w.lh.writes!.mayCommit(a, table.levels, table.name);
   return scratch(w, async (dir, temp) => {
     const src = temp('src');
     await runWithParams(w, `CREATE TEMP TABLE ${src} AS ${w.query!}`);
@@ -255,6 +258,7 @@ async function deleteRows(w: WriteRun, a: WriteActor, s: Extract<Statement, { ki
   if (s.using) throw refuse('DELETE ... USING is not supported on catalog tables: use WHERE ... IN (SELECT ...)');
   const t = await loadTable(w, s.target);
   await checkPolicies(w, t, 'delete', true);
+  await w.lh.writes!.mayCommit(a, t.levels, t.name);
   const isTarget = (n: Node) => n.type === 'BASE_TABLE' && n.catalog_name === CATALOG && n.table_name === t.name && n.schema_name === schemaOf(t.levels);
   const targetIn = (tree: Node): Node => {
     const from = (tree.node as Node).from_table as Node;
