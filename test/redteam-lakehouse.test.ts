@@ -184,6 +184,14 @@ describe('catalog writes stay within their statement', () => {
   });
 });
 
+describe('columns named like svc\'s own', () => {
+  test('a table with columns named as the writer\'s partition columns is written and read back', async () => {
+    const r = await editor('CREATE TABLE iceberg.lake.named PARTITIONED BY ("__svc_pk", "__svc_p0") AS SELECT range % 2 AS "__svc_pk", range AS "__svc_p0" FROM range(4)');
+    assert.deepEqual(r.rows, [['4']]);
+    assert.deepEqual((await viewer('SELECT "__svc_pk", count(*) FROM iceberg.lake.named GROUP BY 1 ORDER BY 1')).rows, [['0', '2'], ['1', '2']]);
+  });
+});
+
 describe('a write the catalog would refuse puts no file', () => {
   test('an INSERT refused at its commit (a deny of alter, which the catalog\'s commit checks) is refused before any file is uploaded', async () => {
     await editor('CREATE TABLE iceberg.lake.guarded (k INTEGER)');
