@@ -53,6 +53,13 @@ export function catalogWrites(services: () => Services): CatalogWrites {
         throw err;
       }
     },
+    async undoCreate(a, levels, name, metadataLocation) {
+      const { s, wh, caller } = await scope(a, 'write', 'undoing the CREATE TABLE ... AS it ran', levels, name, 'create');
+      await dropTable(s, wh, caller, levels, name, 'table', true, metadataLocation);
+    },
+    async mayCommit(a, levels, name) {
+      await scope(a, 'write', 'writing to a table', levels, name, 'commit');
+    },
     async upload(a, tableLocation, file, localPath) {
       const s = services();
       const { wh } = await whOf(s, a);

@@ -14,7 +14,7 @@
 // answer and refuses its plan tasks on this replica.
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../services.js';
-import { DomainError } from '../errors.js';
+import { DomainError, unreachableDependency } from '../errors.js';
 import { findField } from '../iceberg/types.js';
 import type { ScanOptions } from '../iceberg/planner.js';
 import { IcebergError } from './errors.js';
@@ -185,6 +185,9 @@ async function runPlan(s: Services, wh: Warehouse, row: TableRef, planId: string
 
 function answerOf(err: unknown): ErrorAnswer | null {
   if (err instanceof IcebergError) return { status: err.status, type: err.type, message: err.message };
+  // the object store or the database not answering a plan that runs on in the background: the
+  // same 503 a request waiting for it gets (the dependency is named in the log only)
+  if (unreachableDependency(err)) return { status: 503, type: 'ServiceUnavailableException', message: 'temporarily unavailable; retry shortly' };
   if (err instanceof DomainError && err.status < 500) return { status: err.status, type: TYPES[err.status] ?? 'BadRequestException', message: err.message };
   if (err instanceof DomainError && err.status === 503) return { status: 503, type: 'ServiceUnavailableException', message: err.message };
   return null;
@@ -200,7 +203,9 @@ export async function planTableScan(s: Services, wh: Warehouse, row: TableRef, q
     (body) => { plans.finish(p, 'completed', body); return { body }; },
     (err: unknown) => {
       const answer = answerOf(err);
-      if (!answer && p.status !== 'cancelled') s.logging.module('svc::catalog').error({ err, plan: p.id }, 'scan planning failed');
+      const dependency = unreachableDependency(err);
+      if (dependency) s.logging.module('svc::catalog').warn({ dependency, err: (err as Error).message, plan: p.id }, `${dependency} cannot be reached: the plan answers 503`);
+      else if (!answer && p.status !== 'cancelled') s.logging.module('svc::catalog').error({ err, plan: p.id }, 'scan planning failed');
       plans.finish(p, 'failed', undefined, answer ?? { status: 500, type: 'ServerErrorException', message: 'internal error' });
       return { err };
     },

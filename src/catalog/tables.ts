@@ -8,7 +8,7 @@ import type { Services } from '../services.js';
 import type { Db } from '../db/index.js';
 import { recordGovernance } from '../audit/governance.js';
 import { isUniqueViolation } from '../errors.js';
-import { alreadyExists, badRequest, noSuchNamespace, noSuchTable, noSuchView } from './errors.js';
+import { alreadyExists, badRequest, IcebergError, noSuchNamespace, noSuchTable, noSuchView } from './errors.js';
 import { checkName, dotted } from './names.js';
 import { decodeToken, encodeToken, findNamespace, getNamespace, pageSize } from './namespaces.js';
 import { applyUpdates, createUpdates, emptyMetadata, type Json, type TableMetadata } from './metadata.js';
@@ -133,7 +133,8 @@ export async function insertTableRow(tx: Db, wh: Warehouse, caller: CatalogCalle
  * is queued after the row is gone (a job that ran first would find the table live and keep its
  * files); when queueing fails the drop stands and the error is the answer (a 500: the files stay).
  */
-export async function dropTable(s: Services, wh: Warehouse, caller: CatalogCaller, levels: string[], name: string, kind: Kind, purge: boolean): Promise<TableRow> {
+/** With `onlyAt`, the table is dropped only while its metadata is still at that location (409 once a commit moved it). */
+export async function dropTable(s: Services, wh: Warehouse, caller: CatalogCaller, levels: string[], name: string, kind: Kind, purge: boolean, onlyAt?: string): Promise<TableRow> {
   if (purge && kind === 'table') {
     // The purge may remove only what the workspace owns: decided before anything is dropped.
     const row = await getTable(s.db, wh, levels, name, kind);
@@ -141,8 +142,10 @@ export async function dropTable(s: Services, wh: Warehouse, caller: CatalogCalle
   }
   const row = await s.db.transaction().execute(async (tx) => {
     const ns = await getNamespace(tx, wh, levels);
-    const row = await tx.deleteFrom('catalog_tables').where('namespace_id', '=', ns.id).where('name', '=', name).where('kind', '=', kind)
-      .returning(['id', 'namespace_id', 'name', 'kind', 'metadata_location', 'metadata']).executeTakeFirst();
+    let del = tx.deleteFrom('catalog_tables').where('namespace_id', '=', ns.id).where('name', '=', name).where('kind', '=', kind);
+    if (onlyAt !== undefined) del = del.where('metadata_location', '=', onlyAt);
+    const row = await del.returning(['id', 'namespace_id', 'name', 'kind', 'metadata_location', 'metadata']).executeTakeFirst();
+    if (!row && onlyAt !== undefined) throw new IcebergError(409, 'CommitFailedException', `${dotted(levels, name)} changed since it was created: it is left as it is`);
     if (!row) throw missing(kind, levels, name);
     await recordGovernance(tx, { action: `catalog.${kind}.drop`, actorId: caller.actorId, actor: caller.actor, target: `${kind}:${dotted(levels, name)}`, workspace: wh.slug, details: { purge, location: row.metadata_location } });
     return row;

@@ -16,7 +16,8 @@ export type EngineAccess = 'select' | 'insert' | 'update' | 'delete' | 'drop' | 
 
 /** A catalog table as the engine names it: `iceberg`, the dotted namespace, the table and the columns it has. */
 export interface EngineTarget {
-  catalog: string;
+  /** The catalog's name, or its names: a policy naming any of them applies (`iceberg` and the warehouse, as the catalog matches). */
+  catalog: string | readonly string[];
   schema: string;
   /** Absent for a statement on the schema itself (CREATE SCHEMA, DROP SCHEMA). */
   table?: string;
@@ -72,14 +73,16 @@ function matcher(values: string[]): Matcher {
   return { any, re: new RegExp(`^(?:${alternatives.join('|')})$`, 'i') };
 }
 
+/** A request's value at one level: one name, or names any of which matches. */
+type Level = string | readonly string[];
 type MatchType = 'self' | 'self_and_descendants' | 'descendant' | 'ancestor' | 'none';
 
 /** RangerDefaultPolicyResourceMatcher.getMatchType for a request naming the first `request.length` levels. */
-function matchType(levels: Matcher[], request: readonly string[]): MatchType {
+function matchType(levels: Matcher[], request: readonly Level[]): MatchType {
   for (const [i, value] of request.entries()) {
     const m = levels[i];
     if (!m) return 'ancestor';
-    if (!m.any && !m.re.test(value)) return 'none';
+    if (!m.any && !(typeof value === 'string' ? [value] : value).some((v) => m.re.test(v))) return 'none';
   }
   if (levels.length > request.length) return levels.slice(request.length).every((m) => m.any) ? 'self_and_descendants' : 'descendant';
   return 'self';
@@ -160,7 +163,7 @@ export function preparePolicies(rows: StoredPolicy[], version: number): Workspac
 }
 
 /** The first rule (in order) that applies to `request` and has an item naming `who` (and granting `ok`). */
-function first<I extends Principals>(rules: Array<Rule<I>>, request: readonly string[], applied: (t: MatchType) => boolean, who: Subject, ok: (i: I) => boolean = () => true) {
+function first<I extends Principals>(rules: Array<Rule<I>>, request: readonly Level[], applied: (t: MatchType) => boolean, who: Subject, ok: (i: I) => boolean = () => true) {
   for (const rule of rules) {
     if (!applied(matchType(rule.levels, request))) continue;
     const item = rule.items.find((i) => names(i, who) && ok(i));
@@ -177,7 +180,7 @@ function first<I extends Principals>(rules: Array<Rule<I>>, request: readonly st
  */
 export function decide(p: WorkspacePolicies, who: Subject, target: EngineTarget, access: EngineAccess): PolicyDecision {
   const out: PolicyDecision = { deniedColumns: new Map(), masks: new Map() };
-  const base = target.table === undefined ? [target.catalog, target.schema] : [target.catalog, target.schema, target.table];
+  const base: Level[] = target.table === undefined ? [target.catalog, target.schema] : [target.catalog, target.schema, target.table];
   const hit = first(p.access, base, deniesOn, who, (i) => grants(i, access));
   if (hit) return { ...out, denied: { policy: hit.policy, access } };
   if (access !== 'select' || target.table === undefined) return out;

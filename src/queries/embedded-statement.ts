@@ -23,6 +23,8 @@ export interface PreparedStatement {
   parser: SqlParser;
   /** Lets go of the table files the statement reads (after it ran). */
   release: () => void;
+  /** What runs is SQL svc wrote around the person's (catalog tables read or written): its text is not theirs to see. */
+  rewritten: boolean;
   /** A statement that writes catalog tables runs here instead of as SQL (lakehouse/write.ts). */
   write?: () => Promise<EngineResult>;
 }
@@ -51,7 +53,7 @@ export async function prepareStatement(conn: DuckDBConnection, db: Db, q: Engine
         await lh.stubs.sync(db.instance, conn, q.workspaceId);
       }
     }
-    if (!catalogWrite && (!catalogRead || !lh)) return { sql: render(statement), auth, statement, parser, release: () => undefined };
+    if (!catalogWrite && (!catalogRead || !lh)) return { sql: render(statement), auth, statement, parser, release: () => undefined, rewritten: false };
     if (!catalogWrite && inner.kind === 'create_view') throw new QueryFailure('refused', 'a view of the workspace\'s database cannot read catalog tables: create the view in the catalog');
     if (!catalogWrite && (inner.kind === 'update' || inner.kind === 'delete')) throw new QueryFailure('refused', `${inner.kind.toUpperCase()} of the workspace's database cannot read catalog tables: use INSERT ... SELECT`);
     const rewrite: RewriteContext = {
@@ -63,7 +65,7 @@ export async function prepareStatement(conn: DuckDBConnection, db: Db, q: Engine
     try {
       const printed = new Map<Node, string>();
       for (const t of trees) printed.set(t, await parser.print(t));
-      const prepared: PreparedStatement = { sql: render(statement, (p) => printed.get(p.tree) ?? p.text), auth, statement, parser, release: read.release };
+      const prepared: PreparedStatement = { sql: render(statement, (p) => printed.get(p.tree) ?? p.text), auth, statement, parser, release: read.release, rewritten: true };
       if (catalogWrite) {
         const query = inner.kind === 'insert' || inner.kind === 'create_table_as' ? printed.get(inner.query.tree) ?? inner.query.text : undefined;
         prepared.write = () => runCatalogWrite({ conn, lh: lh!, q, parser, scalar, rewrite, query }, inner);

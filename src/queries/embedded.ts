@@ -6,7 +6,7 @@
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import type { EngineDriver, EngineRun, EngineResult, QueryColumn } from './types.js';
-import { QueryFailure } from './types.js';
+import { QueryFailure, withoutSqlContext } from './types.js';
 import { Semaphore } from './semaphore.js';
 import { Databases, loadDuckDB, type Db } from './embedded-db.js';
 import { limitZero } from './sql/build.js';
@@ -14,6 +14,7 @@ import { prepareStatement } from './embedded-statement.js';
 import type { Lakehouse } from './lakehouse/lakehouse.js';
 import { ST } from './sql/authorize.js';
 import { valueBytes } from './bytes.js';
+import { unreachableDependency } from '../errors.js';
 
 export { loadDuckDB };
 
@@ -110,6 +111,13 @@ export class EmbeddedEngine implements EngineDriver {
       if (why === 'timeout') throw timeoutError();
       if (why === 'cancelled') throw new QueryFailure('cancelled', 'query was cancelled');
       if (err instanceof QueryFailure) throw err;
+      // the object store (a catalog table's files) or the database not answering is an outage to
+      // retry, not the statement's failure: its address is for the log only
+      const dependency = unreachableDependency(err);
+      if (dependency) {
+        this.log.warn({ dependency, workspace: q.workspaceId, err: (err as Error).message }, `${dependency} cannot be reached: the query is answered busy`);
+        throw new QueryFailure('busy', 'temporarily unavailable: a service this query needs cannot be reached; retry shortly');
+      }
       throw new QueryFailure('failed', oneLine((err as Error).message));
     } finally {
       clearTimeout(timer);
@@ -122,9 +130,17 @@ export class EmbeddedEngine implements EngineDriver {
 
   private async execute(conn: DuckDBConnection, db: Db, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
-    const { sql, auth, release, write } = await prepareStatement(conn, db, q, this.lakehouse?.());
+    const lh = this.lakehouse?.();
+    const { sql, auth, release, write, rewritten, statement } = await prepareStatement(conn, db, q, lh);
+    // EXPLAIN ANALYZE prints the statement it ran and the files each scan read: of a rewritten
+    // one, the person's text stands in for svc's, and the cache folder's paths (which the rules keep
+    // from SQL, as current_query) are blanked where the plan's boxes wrapped them
+    const shown = rewritten && statement.kind === 'explain' ? hidePaths(sql, q.sql, lh?.files.dir(q.workspaceId)) : undefined;
+    // DuckDB quotes the line of the SQL it ran around an error: of a rewritten statement, that is
+    // svc's text (file paths of the workspace's private cache folder, internal names), not the person's.
+    const own = (err: unknown) => (rewritten && !(err instanceof QueryFailure) && err instanceof Error && !unreachableDependency(err) ? new QueryFailure('failed', oneLine(withoutSqlContext(err.message))) : err);
     if (write) {
-      try { return await write(); } finally { release(); }
+      try { return await write(); } catch (err) { throw own(err); } finally { release(); }
     }
     let prepared: DuckDBPreparedStatement;
     try {
@@ -132,7 +148,7 @@ export class EmbeddedEngine implements EngineDriver {
     } catch (err) {
       release();
       if (/Cannot prepare multiple statements/.test((err as Error).message)) throw new QueryFailure('refused', 'send one statement per query');
-      throw err;
+      throw own(err);
     }
     try {
       // What DuckDB will run must be what the rules allowed (defence in depth: they read the same text).
@@ -150,13 +166,16 @@ export class EmbeddedEngine implements EngineDriver {
         // Row by row, so that neither the rows nor the bytes bound is passed by a whole chunk.
         for (let i = 0; i < chunk.rowCount; i++) {
           if (rows.length >= q.maxRows) return { columns, rows, truncated: true };
-          const row = chunk.convertRowValues(i, JsonDuckDBValueConverter);
+          const values = chunk.convertRowValues(i, JsonDuckDBValueConverter);
+          const row = shown ? values.map(shown) : values;
           bytes += valueBytes(row);
           if (bytes > q.maxBytes) return { columns, rows, truncated: true, truncatedBy: 'bytes' };
           rows.push(row);
         }
       }
       return { columns, rows, truncated: false };
+    } catch (err) {
+      throw own(err);
     } finally {
       prepared.destroySync();
       release();
@@ -164,6 +183,14 @@ export class EmbeddedEngine implements EngineDriver {
   }
 
   async close(): Promise<void> { await this.databases.close(); }
+}
+
+/** EXPLAIN output of `ran` as the person sent `sent`: each word that is a piece of a file path `ran` names (or of `dir`) is blanked. */
+function hidePaths(ran: string, sent: string, dir: string | undefined): (v: unknown) => unknown {
+  const paths = [...ran.matchAll(/'([^']*\.parquet)'/g)].map((m) => m[1]!);
+  if (dir) paths.push(dir);
+  const piece = (w: string) => w.length >= 4 && paths.some((p) => p.includes(w));
+  return (v) => (typeof v === 'string' ? v.split(ran).join(sent).replace(/[^\s│,]+/g, (w) => (piece(w) ? '…'.padEnd(w.length) : w)) : v);
 }
 
 const hasParams = (p: EngineRun['params']) => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);

@@ -56,3 +56,6 @@ export class QueryFailure extends Error {
     this.name = 'QueryFailure';
   }
 }
+
+/** A DuckDB error's message without the `LINE n: <sql>` excerpt and caret it ends with (of SQL svc wrote, not the person's). */
+export const withoutSqlContext = (s: string) => s.replace(/\s*\n\s*LINE \d+:[\s\S]*$/, '');

@@ -20,6 +20,14 @@ export interface CatalogWrites {
   createTable(a: WriteActor, levels: string[], request: Json, ifNotExists: boolean): Promise<boolean>;
   /** Drops the table and purges its files, as Trino's DROP TABLE does on an Iceberg REST catalog; false when missing and `ifExists`. */
   dropTable(a: WriteActor, levels: string[], name: string, ifExists: boolean): Promise<boolean>;
+  /**
+   * Drops a table the statement itself created (CREATE TABLE ... AS whose rows could not be
+   * written), with the right that created it, while nothing was committed to it since (its
+   * metadata is still at `metadataLocation`).
+   */
+  undoCreate(a: WriteActor, levels: string[], name: string, metadataLocation: string): Promise<void>;
+  /** Refuses (403, naming the rule) unless `commit` would be allowed: checked before any file is put. */
+  mayCommit(a: WriteActor, levels: string[], name: string): Promise<void>;
   /** Puts a file the statement wrote under the table's location (`data/<file>`); its `s3://` location. */
   upload(a: WriteActor, tableLocation: string, file: string, localPath: string): Promise<string>;
   /** One Iceberg commit of the files on the table's main branch (optimistic, retried on a concurrent append). */

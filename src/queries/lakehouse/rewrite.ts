@@ -36,7 +36,16 @@ export interface RewriteContext {
   signal?: AbortSignal;
   /** Views being read around this statement (a view reading a view goes one deeper). */
   viewDepth?: number;
+  /** Catalog tables and views the statement has read so far, views' own included (shared by the nested rewrites). */
+  reads?: { n: number };
 }
+
+/**
+ * References one statement may read, each view's own counted: views reading views each several
+ * times multiply (8 levels of views naming the next 10 times are 10^8 scans), and the rewrite,
+ * in this process, would run on past any timeout.
+ */
+export const MAX_CATALOG_READS = 1000;
 
 export interface Rewritten {
   /** Tables read, for the caller's records. */
@@ -56,8 +65,12 @@ export async function readCatalogTables(lh: Lakehouse, ctx: RewriteContext, tree
   });
   const releases: Array<() => void> = [];
   const out: Rewritten = { tables: [], release: () => { for (const r of releases.splice(0)) r(); } };
+  ctx.reads ??= { n: 0 };
   try {
-    for (const ref of refs) out.tables.push(await replace(lh, ctx, trees, ref, releases));
+    for (const ref of refs) {
+      if (++ctx.reads.n > MAX_CATALOG_READS) throw new QueryFailure('refused', `the statement reads catalog tables and views more than ${MAX_CATALOG_READS} times, counting what its views read`);
+      out.tables.push(await replace(lh, ctx, trees, ref, releases));
+    }
     return out;
   } catch (err) {
     out.release();
@@ -181,7 +194,7 @@ async function policyOf(lh: Lakehouse, ctx: RewriteContext, levels: string[], na
   if (!lh.policies) return null;
   const { slug } = await lh.catalog.tenant(ctx.workspaceId);
   const rules = await lh.policies.load(slug);
-  const decision = decide(rules, ctx.subject, { catalog: CATALOG, schema: schemaOf(levels), table: name, columns: columns.map((c) => c.name) }, 'select');
+  const decision = decide(rules, ctx.subject, { catalog: [CATALOG, slug], schema: schemaOf(levels), table: name, columns: columns.map((c) => c.name) }, 'select');
   const sql = await tablePolicySql({ parser: ctx.parser, user: ctx.subject.users[0] ?? '', aggregates: await lh.aggregates(ctx.scalar) }, shown, decision, columns);
   return sql.columns.size === 0 && !sql.where ? null : sql;
 }

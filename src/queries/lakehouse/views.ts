@@ -7,7 +7,7 @@
 // The view runs with the reader's rights: the tables it reads are rewritten with the reader's
 // policies (invoker security, as Trino's `SECURITY INVOKER`).
 import { checkTree, TreeRefusal } from '../sql/rules.js';
-import { walk, type Node, type SqlParser } from '../sql/parser.js';
+import { MAX_TREE_DEPTH, type Node, type SqlParser } from '../sql/parser.js';
 import { QueryFailure } from '../types.js';
 import { CATALOG, duckType, schemaOf } from './names.js';
 import { parseSchema } from '../../iceberg/types.js';
@@ -52,14 +52,13 @@ export async function viewQuery(parser: SqlParser, metadata: Json, shown: string
   return { tree, columns };
 }
 
-/** Makes every table name of the view a catalog name, or refuses it; names of its own CTEs stay. */
+/**
+ * Makes every table name of the view a catalog name, or refuses it. A bare name stays as it is only
+ * where one of the view's own CTEs of that name is in scope (DuckDB reads it as the CTE there):
+ * elsewhere, a CTE's name would be a table of the reader's own database.
+ */
 function resolveNames(tree: Node, namespace: string[], defaultCatalog: string | undefined, shown: string): void {
-  const ctes = new Set<string>();
-  walk(tree, (n) => {
-    const map = (n.cte_map as { map?: Array<{ key: string }> } | undefined)?.map;
-    for (const e of map ?? []) ctes.add(String(e.key).toLowerCase());
-  });
-  walk(tree, (n) => {
+  inScope(tree, new Set(), 0, (n, ctes) => {
     if (n.type !== 'BASE_TABLE') return;
     const catalog = String(n.catalog_name ?? '');
     const schema = String(n.schema_name ?? '');
@@ -73,4 +72,26 @@ function resolveNames(tree: Node, namespace: string[], defaultCatalog: string | 
     }
     n.catalog_name = CATALOG;
   });
+}
+
+/**
+ * Visits every object node with the CTE names in scope there: a query node's CTEs are seen by the
+ * rest of that node and what it holds, and each CTE's own query sees those declared before it and
+ * itself (WITH RECURSIVE). The tree passed the rules' walk, which bounds its depth.
+ */
+function inScope(node: unknown, ctes: ReadonlySet<string>, depth: number, visit: (n: Node, ctes: ReadonlySet<string>) => void): void {
+  if (node === null || typeof node !== 'object') return;
+  if (depth > MAX_TREE_DEPTH) throw new QueryFailure('refused', `the view is nested more than ${MAX_TREE_DEPTH} levels deep`);
+  if (Array.isArray(node)) { for (const x of node) inScope(x, ctes, depth + 1, visit); return; }
+  const n = node as Node;
+  visit(n, ctes);
+  const entries = (n.cte_map as { map?: Array<{ key: string; value: unknown }> } | undefined)?.map ?? [];
+  const all = new Set(ctes);
+  entries.forEach((e) => {
+    all.add(String(e.key).toLowerCase());
+    inScope(e.value, new Set(all), depth + 1, visit);
+  });
+  for (const [k, v] of Object.entries(n)) {
+    if (k !== 'cte_map' && v !== null && typeof v === 'object') inScope(v, all, depth + 1, visit);
+  }
 }

@@ -18,7 +18,12 @@ export const MAX_PARTITIONS = 1000;
 const FILE_BYTES = 256 * 1024 * 1024;
 /** A string bound longer than this is left out (bounds are optional; a long one bloats manifests). */
 const MAX_STRING_BOUND = 128;
-const PK = '__svc_pk';
+/**
+ * Bytes of the partition values of one statement (as text), all partitions together: they are read
+ * into this process, written into the SQL that splits the files and into every manifest entry, so
+ * identity partitions of long strings are refused beyond it rather than held whatever their size.
+ */
+export const MAX_PARTITION_VALUE_BYTES = 1024 * 1024;
 
 export interface WrittenFile extends Omit<NewDataFile, 'path'> { local: string }
 
@@ -99,6 +104,7 @@ export async function writeDataFiles(w: WriteInput): Promise<WrittenFile[]> {
   const out = path.join(w.dir, 'data');
   await mkdir(w.dir, { recursive: true, mode: 0o700 });
   let partitions = new Map<number, Record<string, unknown>>();
+  let pk: string | undefined;
   if (w.spec.fields.length === 0) {
     await w.conn.run(`COPY (SELECT ${cols} FROM ${w.relation}) TO ${lit(out)} (${options}, FILE_SIZE_BYTES ${FILE_BYTES}, FILENAME_PATTERN 'part-{i}')`);
   } else {
@@ -107,15 +113,24 @@ export async function writeDataFiles(w: WriteInput): Promise<WrittenFile[]> {
       if (!source) throw new QueryFailure('refused', `partition field ${pf.name} reads a column the table no longer has`);
       return transformSql(pf, source);
     });
+    // the partition columns svc adds take names no column of the table has
+    const taken = new Set(fields.map((f) => f.name.toLowerCase()));
+    const free = (base: string) => { let n = base; while (taken.has(n)) n += '_'; taken.add(n); return n; };
+    const PK = free('__svc_pk');
+    pk = PK;
+    const P = exprs.map((_, i) => free(`__svc_p${i}`));
     const keyed = `${w.relation}_p`;
-    await w.conn.run(`CREATE TEMP TABLE ${keyed} AS SELECT *, ${exprs.map((e, i) => `${e} AS __svc_p${i}`).join(', ')} FROM ${w.relation}`);
+    await w.conn.run(`CREATE TEMP TABLE ${keyed} AS SELECT *, ${exprs.map((e, i) => `${e} AS ${P[i]}`).join(', ')} FROM ${w.relation}`);
     try {
-      const ps = exprs.map((_, i) => `__svc_p${i}`).join(', ');
+      const ps = P.join(', ');
+      const size = exprs.map((_, i) => `coalesce(strlen(CAST(${P[i]} AS VARCHAR)), 0)`).join(' + ');
+      const bytes = Number((await w.conn.runAndReadAll(`SELECT coalesce(sum(${size}), 0) FROM (SELECT DISTINCT ${ps} FROM ${keyed} LIMIT ${MAX_PARTITIONS + 1})`)).getRowsJS()[0]![0]);
+      if (bytes > MAX_PARTITION_VALUE_BYTES) throw new QueryFailure('refused', `the statement's partition values take ${bytes} bytes, more than ${MAX_PARTITION_VALUE_BYTES}: partition by shorter values (truncate, a day) or write fewer partitions at once`);
       const tuples = (await w.conn.runAndReadAll(`SELECT DISTINCT ${ps} FROM ${keyed} LIMIT ${MAX_PARTITIONS + 1}`)).getRowsJS();
       if (tuples.length > MAX_PARTITIONS) throw new QueryFailure('refused', `the statement writes more than ${MAX_PARTITIONS} partitions: write it in parts`);
       partitions = new Map(tuples.map((t, k) => [k + 1, Object.fromEntries(w.spec.fields.map((pf, i) => [pf.name, t[i] ?? null]))]));
-      const numbered = tuples.map((t, k) => `SELECT ${t.map((v, i) => `${sqlValue(v)} AS __svc_p${i}`).join(', ')}, ${k + 1} AS ${PK}`).join(' UNION ALL ');
-      const on = exprs.map((_, i) => `r.__svc_p${i} IS NOT DISTINCT FROM k.__svc_p${i}`).join(' AND ');
+      const numbered = tuples.map((t, k) => `SELECT ${t.map((v, i) => `${sqlValue(v)} AS ${P[i]}`).join(', ')}, ${k + 1} AS ${PK}`).join(' UNION ALL ');
+      const on = exprs.map((_, i) => `r.${P[i]} IS NOT DISTINCT FROM k.${P[i]}`).join(' AND ');
       await w.conn.run(`COPY (SELECT ${fields.map((f) => `r.${q(f.name)}`).join(', ')}, k.${PK} FROM ${keyed} AS r JOIN (${numbered}) AS k ON ${on}) TO ${lit(out)} (${options}, PARTITION_BY (${PK}), FILENAME_PATTERN 'part-{i}')`);
     } finally {
       await w.conn.run(`DROP TABLE IF EXISTS ${keyed}`);
@@ -124,7 +139,7 @@ export async function writeDataFiles(w: WriteInput): Promise<WrittenFile[]> {
   const files: WrittenFile[] = [];
   for (const rel of (await readdir(out, { recursive: true })).filter((f) => f.endsWith('.parquet')).sort()) {
     const local = path.join(out, rel);
-    const key = /__svc_pk=(\d+)/.exec(rel);
+    const key = pk ? new RegExp(`${pk}=(\\d+)`).exec(rel) : null;
     const stats = await statistics(w.conn, local, fields);
     if (stats.recordCount === 0) continue;
     files.push({ local, sizeBytes: (await stat(local)).size, ...stats, ...(key ? { partition: partitions.get(Number(key[1]))! } : {}) });
@@ -149,7 +164,11 @@ async function statistics(conn: DuckDBConnection, local: string, fields: Field[]
     counted.push(exprs.length);
     exprs.push(`count(${q(f.name)})`);
     const v = valueSql(q(f.name), f.type as PrimitiveType);
-    if (v !== null && (f.type as PrimitiveType).type !== 'uuid') { bounded.push({ f, at: exprs.length }); exprs.push(`min(${v})`, `max(${v})`); }
+    if (v === null || (f.type as PrimitiveType).type === 'uuid') continue;
+    bounded.push({ f, at: exprs.length });
+    // a long string bound is left out in SQL, so a value of any size is never read into this process
+    if ((f.type as PrimitiveType).type === 'string') exprs.push(...['min', 'max'].map((m) => `CASE WHEN length(${m}(${v})) <= ${MAX_STRING_BOUND} THEN ${m}(${v}) END`));
+    else exprs.push(`min(${v})`, `max(${v})`);
   }
   const row = (await conn.runAndReadAll(`SELECT ${exprs.join(', ')} FROM read_parquet(${lit(local)})`)).getRowsJS()[0]!;
   const n = Number(row[0]);
@@ -162,7 +181,6 @@ async function statistics(conn: DuckDBConnection, local: string, fields: Field[]
     const lo = row[at + 0];
     const hi = row[at + 1];
     if (lo === null || hi === null || lo === undefined || hi === undefined) continue;
-    if (typeof lo === 'string' && (f.type as PrimitiveType).type === 'string' && (lo.length > MAX_STRING_BOUND || String(hi).length > MAX_STRING_BOUND)) continue;
     lowerBounds[f.id] = lo;
     upperBounds[f.id] = hi;
   }

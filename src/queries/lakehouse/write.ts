@@ -17,7 +17,7 @@ import type { Schema } from '../../iceberg/types.js';
 import type { NewDataFile } from '../../iceberg/writer.js';
 import { decide, type EngineAccess } from '../../policy/decide.js';
 import type { EngineResult, EngineRun } from '../types.js';
-import { QueryFailure } from '../types.js';
+import { QueryFailure, withoutSqlContext } from '../types.js';
 import { walk, type Node, type SqlParser, type ScalarQuery } from '../sql/parser.js';
 import { constant, subquery } from '../sql/build.js';
 import { quoteIdent } from '../sql/lexer.js';
@@ -106,7 +106,7 @@ async function checkPolicies(w: WriteRun, t: LoadedTable, access: EngineAccess, 
   if (!w.lh.policies) return;
   const { slug } = await w.lh.catalog.tenant(w.q.workspaceId);
   const rules = await w.lh.policies.load(slug);
-  const target = { catalog: CATALOG, schema: schemaOf(t.levels), table: t.name, columns: t.schema.struct.fields.map((f) => f.name) };
+  const target = { catalog: [CATALOG, slug], schema: schemaOf(t.levels), table: t.name, columns: t.schema.struct.fields.map((f) => f.name) };
   const denied = decide(rules, w.rewrite.subject, target, access).denied;
   if (denied) throw refuse(`policy "${denied.policy}" denies ${denied.access} on ${t.shown}`);
   if (!reads) return;
@@ -178,12 +178,20 @@ async function createTableAs(w: WriteRun, a: WriteActor, s: Extract<Statement, {
     await runWithParams(w, `CREATE TEMP TABLE ${src} AS ${w.query!}`);
     const cols = (await columnsOf(w.conn, src)).map((c) => ({ ...c, nullable: true }));
     if (!(await create(w, a, t, cols, s.options, s.ifNotExists))) return counted(0);
+    const table = await loadTable(w, s.target);
     try {
-      const table = await loadTable(w, s.target);
+      await w.lh.writes!.mayCommit(a, table.levels, table.name);
       return counted(await append(w, a, table, src, cols.map((c) => c.name), dir, temp));
     } catch (err) {
-      // CREATE TABLE ... AS is one statement: a table whose rows could not be written goes again.
-      await w.lh.writes!.dropTable(a, t.levels, t.name, true).catch(() => undefined);
+      // CREATE TABLE ... AS is one statement: a table whose rows could not be written goes again,
+      // by whoever could create it (dropping a table otherwise needs ws_admin)
+      try {
+        await w.lh.writes!.undoCreate(a, t.levels, t.name, table.entry.metadataLocation);
+      } catch (undo) {
+        const e = asQueryFailure(err);
+        const kind = e instanceof QueryFailure ? e.kind : 'failed';
+        throw new QueryFailure(kind, `${withoutSqlContext((e as Error).message)} (${t.shown} was created and is left empty: ${(undo as Error).message.slice(0, 300)})`);
+      }
       throw err;
     }
   });
@@ -194,6 +202,8 @@ async function insert(w: WriteRun, a: WriteActor, s: Extract<Statement, { kind: 
   if (s.byName) throw refuse('INSERT ... BY NAME is not supported on catalog tables: name the columns');
   const table = await loadTable(w, s.target);
   await checkPolicies(w, table, 'insert', false);
+  // the commit's own right and policies, before any file is put under the table's location
+  await w.lh.writes!.mayCommit(a, table.levels, table.name);
   return scratch(w, async (dir, temp) => {
     const src = temp('src');
     await runWithParams(w, `CREATE TEMP TABLE ${src} AS ${w.query!}`);
@@ -248,6 +258,7 @@ async function deleteRows(w: WriteRun, a: WriteActor, s: Extract<Statement, { ki
   if (s.using) throw refuse('DELETE ... USING is not supported on catalog tables: use WHERE ... IN (SELECT ...)');
   const t = await loadTable(w, s.target);
   await checkPolicies(w, t, 'delete', true);
+  await w.lh.writes!.mayCommit(a, t.levels, t.name);
   const isTarget = (n: Node) => n.type === 'BASE_TABLE' && n.catalog_name === CATALOG && n.table_name === t.name && n.schema_name === schemaOf(t.levels);
   const targetIn = (tree: Node): Node => {
     const from = (tree.node as Node).from_table as Node;
@@ -297,7 +308,7 @@ async function fileQuery(w: WriteRun, check: Node, targetIn: (tree: Node) => Nod
   const replacement = { ...subquery({ node: scan }, String(ref.alias || t.name)), column_name_alias: [] };
   for (const k of Object.keys(ref)) delete ref[k];
   Object.assign(ref, replacement);
-  const others = await readCatalogTables(w.lh, w.rewrite, [tree]);
+  const others = await readCatalogTables(w.lh, { ...w.rewrite, reads: { n: 0 } }, [tree]);
   releases.push(others.release);
   const select = tree.node as Node;
   if (what === 'count') {

@@ -4,8 +4,9 @@
 // is checked by the tree rules (rules.ts), and DuckDB's own statement type of what runs must be the
 // one this module expects, so a statement read one way here and another way by DuckDB is refused.
 import type { QueryRole } from '../types.js';
-import { checkTree, TreeRefusal, type TableRef } from './rules.js';
+import { checkCalls, checkTree, TreeRefusal, type TableRef } from './rules.js';
 import { explained, StatementRefusal, type QName, type Statement } from './statement.js';
+import type { Token } from './lexer.js';
 
 /** DuckDB's statement types (duckdb_statement_type) this module expects. */
 // DuckDB parses ANALYZE as a VACUUM statement that only analyzes (VacuumStatement with analyze).
@@ -34,6 +35,12 @@ export function authorize(s: Statement, role: QueryRole): Authorized {
       throw err;
     }
   };
+  const calls = (tokens: readonly Token[]) => {
+    try { checkCalls(tokens, { writes }); } catch (err) {
+      if (err instanceof TreeRefusal) throw new StatementRefusal(err.message);
+      throw err;
+    }
+  };
   let targets: QName[] = [];
   let type: number;
   switch (inner.kind) {
@@ -43,8 +50,9 @@ export function authorize(s: Statement, role: QueryRole): Authorized {
     case 'create_view': check(inner.query.tree); targets = [inner.target]; type = ST.CREATE; break;
     case 'update': check(inner.check); targets = [inner.target]; type = ST.UPDATE; break;
     case 'delete': check(inner.check); targets = [inner.target]; type = ST.DELETE; break;
-    case 'create_table': targets = [inner.target]; type = ST.CREATE; break;
+    case 'create_table': calls([...inner.columns, ...(inner.options.partitionedBy ?? []), ...(inner.options.with ?? [])]); targets = [inner.target]; type = ST.CREATE; break;
     case 'ddl':
+      calls(inner.tokens);
       targets = inner.targets;
       type = { create: ST.CREATE, alter: ST.ALTER, drop: ST.DROP, analyze: ST.VACUUM, truncate: ST.DELETE }[inner.action];
       break;

@@ -19,7 +19,15 @@ export interface Token {
 
 export class LexError extends Error {}
 
+// Plain white space as DuckDB's scanner reads it. Other Unicode spaces are not read alike: DuckDB
+// turns some into spaces before it scans and keeps others in a name (U+2028 in `x\u2028$a$` makes
+// one name of it, where a JavaScript \s would start a dollar-quoted string), so outside quotes
+// they are refused: one character read two ways could hide the text after it from this lexer.
+const SPACE = /[ \t\n\r\f\v]/;
+const OTHER_SPACE = /[\u0085\u00a0\u1680\u180e\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+const UNICODE_SPACE = 'a Unicode space character outside quotes is not read the same way everywhere: use a plain space';
 const WORD_START = /[A-Za-z_\u0080-\uffff]/;
+const DOLLAR_TAG = /\$([A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y;
 const WORD_PART = /[A-Za-z0-9_$\u0080-\uffff]/;
 
 /** The tokens of `sql`, comments and white space left out. Throws LexError on an unterminated literal or comment. */
@@ -33,10 +41,13 @@ export function tokenize(sql: string): Token[] {
   while (i < n) {
     const c = sql[i]!;
     const next = sql[i + 1];
-    if (/\s/.test(c)) { i++; continue; }
+    if (SPACE.test(c)) { i++; continue; }
+    if (OTHER_SPACE.test(c)) throw new LexError(UNICODE_SPACE);
     if (c === '-' && next === '-') {
-      const j = sql.indexOf('\n', i + 2);
-      i = j < 0 ? n : j + 1;
+      // DuckDB's scanner ends a comment at either line break: \r alone too
+      let j = i + 2;
+      while (j < n && sql[j] !== '\n' && sql[j] !== '\r') j++;
+      i = j < n ? j + 1 : n;
       continue;
     }
     if (c === '/' && next === '*') { i = blockComment(sql, i); continue; }
@@ -47,8 +58,11 @@ export function tokenize(sql: string): Token[] {
     }
     if (c === '"') { const [end, value] = quoted(sql, i, '"'); push('quoted', i, end, value); i = end; continue; }
     if (c === '$') {
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 66));
+      // a tag of any length, as DuckDB's (a cut-off window read a long one as a parameter)
+      DOLLAR_TAG.lastIndex = i;
+      const tag = DOLLAR_TAG.exec(sql);
       if (tag) {
+        if (OTHER_SPACE.test(tag[0])) throw new LexError(UNICODE_SPACE);
         const close = sql.indexOf(tag[0], i + tag[0].length);
         if (close < 0) throw new LexError('unterminated dollar-quoted string');
         push('string', i, close + tag[0].length, sql.slice(i + tag[0].length, close));
@@ -69,6 +83,7 @@ export function tokenize(sql: string): Token[] {
     if (WORD_START.test(c)) {
       let j = i + 1;
       while (j < n && WORD_PART.test(sql[j]!)) j++;
+      if (OTHER_SPACE.test(sql.slice(i, j))) throw new LexError(UNICODE_SPACE);
       push('word', i, j, sql.slice(i, j).toLowerCase());
       i = j;
       continue;

@@ -5,6 +5,7 @@
 // show the server's settings, change the connection's state or hold a thread past the timeout.
 // A table name that is a path (`FROM '/x/y.parquet'`) would be a file read by a replacement scan.
 import { TreeTooDeep, walk, type Node } from './parser.js';
+import type { Token } from './lexer.js';
 
 export const TABLE_FUNCTIONS = new Set([
   'range', 'generate_series', 'unnest', 'repeat', 'repeat_row', 'json_each', 'json_tree',
@@ -23,6 +24,16 @@ const DENIED_FUNCTIONS = new Map<string, string>([
   ['write_log', 'writes to the server\'s log'],
   // the statement as it runs: a catalog table's files are named in it
   ['current_query', 'shows the statement as the server runs it'],
+]);
+/**
+ * DuckDB's own views over the functions and settings refused here: a name in FROM reads them as a
+ * table would (`FROM duckdb_databases` is `duckdb_databases()`, `pg_settings` is every setting).
+ */
+const DENIED_VIEWS = new Map<string, string>([
+  ['duckdb_databases', 'shows the databases\' files'],
+  ['pragma_database_list', 'shows the databases\' files'],
+  ['pg_settings', 'shows the server\'s settings'],
+  ['duckdb_logs', 'shows the server\'s log'],
 ]);
 /** Functions that change the database: for roles that may write. */
 const WRITING_FUNCTIONS = new Set(['nextval']);
@@ -70,6 +81,8 @@ function visitAll(tree: unknown, opts: { writes: boolean }, facts: TreeFacts, ta
     } else if (n.type === 'BASE_TABLE') {
       const name = String(n.table_name ?? '');
       if (isPathLike(name)) throw new TreeRefusal(`a table name cannot be a file path or URL on the embedded engine: ${name.slice(0, 200)}`);
+      const view = n.catalog_name === 'iceberg' ? undefined : DENIED_VIEWS.get(name.toLowerCase());
+      if (view) throw new TreeRefusal(`${name} is not allowed on the embedded engine: it ${view}`);
       facts.tables.push({ catalog: (n.catalog_name as string) || undefined, schema: (n.schema_name as string) || undefined, name, node: n });
     } else if (n.class === 'FUNCTION' && !tableFunctionNodes.has(n)) {
       const name = fnName(n);
@@ -79,4 +92,20 @@ function visitAll(tree: unknown, opts: { writes: boolean }, facts: TreeFacts, ta
       if (!opts.writes && WRITING_FUNCTIONS.has(name)) throw new TreeRefusal(`function ${name} changes the database: ws_viewer may not call it`);
     }
   });
+}
+
+/**
+ * The same function rules over text DuckDB runs as written, with no tree to read (a CREATE TABLE
+ * column list's DEFAULT, CHECK and generated columns, ALTER's DEFAULT and USING): a name, quoted
+ * or not, followed by `(` is a call. DuckDB refuses subqueries there, so no table can be read.
+ */
+export function checkCalls(tokens: readonly Token[], opts: { writes: boolean }): void {
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const t = tokens[i]!;
+    if ((t.kind !== 'word' && t.kind !== 'quoted') || tokens[i + 1]!.text !== '(') continue;
+    const name = t.value.toLowerCase();
+    const why = DENIED_FUNCTIONS.get(name);
+    if (why) throw new TreeRefusal(`function ${name} is not allowed on the embedded engine: it ${why}`);
+    if (!opts.writes && WRITING_FUNCTIONS.has(name)) throw new TreeRefusal(`function ${name} changes the database: ws_viewer may not call it`);
+  }
 }

@@ -61,7 +61,11 @@ export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncZod {
 
     // Every answer under /catalog is an IcebergErrorResponse, a client's mistake never a 500.
     app.setErrorHandler((err: FastifyError, req, reply) => {
-      if (err instanceof IcebergError) return reply.status(err.status).send(err.body());
+      if (err instanceof IcebergError) {
+        // every 503 tells the client when to come back (a plan stopped or failed on an outage, a full replica)
+        if (err.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECS));
+        return reply.status(err.status).send(err.body());
+      }
       if (err.validation) {
         const first = err.validation[0];
         const path = first?.instancePath ? ` at ${first.instancePath.replace(/^\//, '').replace(/\//g, '.')}` : '';
