@@ -163,3 +163,22 @@ describe('DuckDB\'s parser answers, memoized per workspace', () => {
     assert.equal(calls.length, 2);
   });
 });
+
+describe('one workspace\'s running scan does not refuse another\'s read outright', () => {
+  test('room pinned by another workspace is waited for; room pinned by the same workspace is refused at once', async () => {
+    opens = [];
+    const cache = new FileCache(path.join(root, 'fair'), 100, open, pino({ level: 'silent' }));
+    const long = await cache.hold('ws-a', ['a', 'b']); // 80 of 100 bytes, held by a running query of ws-a
+    // ws-a itself needing c (40) cannot fit beside its own 80: refused at once, nothing to wait for
+    await assert.rejects(cache.hold('ws-a', ['c']), (err: unknown) => err instanceof QueryFailure && err.kind === 'refused');
+    // ws-b's read waits for ws-a's query to let go, then gets its file
+    let done = false;
+    const other = cache.hold('ws-b', ['c']).then((h) => { done = true; return h; });
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(done, false, 'waiting while ws-a holds the room');
+    long.release();
+    const got = await other;
+    assert.deepEqual(await readFile(got.files[0]!), Buffer.alloc(40, 'c'));
+    got.release();
+  });
+});

@@ -5,7 +5,8 @@
 // the same bytes for as long as it exists and a cached copy never goes stale. The cache is bounded
 // in bytes across workspaces (engines.embedded_cache_bytes): the least recently used files go
 // first, never one a running query holds. A query needing more than the whole budget at once is
-// refused with a message naming the key.
+// refused with a message naming the key; one waiting on room other workspaces' queries hold waits
+// for it a while first.
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -22,6 +23,8 @@ interface Entry { workspace: string; file: string; size: number; pins: number; u
 
 /** How many objects are copied at once per query. */
 const PARALLEL = 8;
+/** How long a copy waits for room that other workspaces' running queries hold, before it is refused. */
+export const ROOM_WAIT_MS = 10_000;
 
 export class FileCache {
   private readonly entries = new Map<string, Entry>();
@@ -32,6 +35,8 @@ export class FileCache {
   private readonly made = new Set<string>();
   private used = 0;
   private clock = 0;
+  /** Copies waiting for room: woken when a file is let go. */
+  private readonly waiting: Array<() => void> = [];
 
   constructor(private readonly root: string, private readonly maxBytes: number, private readonly open: OpenObject, private readonly log: Logger) {}
 
@@ -47,7 +52,7 @@ export class FileCache {
    */
   async hold(workspaceId: string, locations: string[], signal?: AbortSignal): Promise<{ files: string[]; release: () => void }> {
     const held: Entry[] = [];
-    const release = () => { for (const e of held.splice(0)) e.pins--; };
+    const release = () => { for (const e of held.splice(0)) this.unpin(e); };
     try {
       const out: string[] = new Array(locations.length);
       let next = 0;
@@ -94,7 +99,7 @@ export class FileCache {
     };
     return {
       add: (locations) => { queue.push(...locations); pump(); },
-      release: () => { released = true; queue.length = 0; for (const e of held.splice(0)) e.pins--; },
+      release: () => { released = true; queue.length = 0; for (const e of held.splice(0)) this.unpin(e); },
     };
   }
 
@@ -115,13 +120,13 @@ export class FileCache {
     await this.removing.get(file);
     // A copy left by an earlier process is adopted (its name is the location's hash).
     let size = await stat(file).then((s) => s.size, () => -1);
-    if (size >= 0) this.reserve(size);
+    if (size >= 0) await this.reserve(size, workspaceId);
     else {
       const obj = await this.open(location, workspaceId);
       if (!obj) throw new QueryFailure('failed', `a file of the table is missing from the object store: ${location}`);
       size = obj.size;
       // a refusal leaves the answer unread: let its connection go
-      try { this.reserve(size); } catch (err) { (obj.body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.(); throw err; }
+      try { await this.reserve(size, workspaceId); } catch (err) { (obj.body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.(); throw err; }
       const tmp = `${file}.${randomUUID()}.part`;
       try {
         await pipeline(obj.body, createWriteStream(tmp, { mode: 0o600 }));
@@ -139,16 +144,43 @@ export class FileCache {
     return e;
   }
 
-  /** Counts `size` more bytes, evicting to make room first. */
-  private reserve(size: number): void {
-    this.makeRoom(size);
-    this.used += size;
+  private unpin(e: Entry): void {
+    if (--e.pins === 0) for (const wake of this.waiting.splice(0)) wake();
   }
 
-  /** Evicts unpinned files, least recently used first, until `size` more bytes fit. */
-  private makeRoom(size: number): void {
+  /**
+   * Counts `size` more bytes, evicting to make room first. Room that other workspaces' running
+   * queries hold is waited for (up to ROOM_WAIT_MS): one workspace's long scan does not refuse
+   * another's read outright. Room the workspace's own queries hold, or a file larger than the
+   * budget, is refused at once (waiting on itself would never end).
+   */
+  private async reserve(size: number, workspaceId: string): Promise<void> {
     if (size > this.maxBytes) throw new QueryFailure('refused', `a file of ${size} bytes is larger than the embedded engine's file cache (engines.embedded_cache_bytes = ${this.maxBytes})`);
-    if (this.used + size <= this.maxBytes) return;
+    const deadline = Date.now() + ROOM_WAIT_MS;
+    for (;;) {
+      if (this.makeRoom(size)) { this.used += size; return; }
+      let own = 0;
+      for (const e of this.entries.values()) if (e.pins > 0 && e.workspace === workspaceId) own += e.size;
+      const left = deadline - Date.now();
+      if (own + size > this.maxBytes || left <= 0) {
+        throw new QueryFailure('refused', `the query needs more table files at once than the embedded engine's file cache holds (engines.embedded_cache_bytes = ${this.maxBytes}): filter on partition columns, or raise the key`);
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          const i = this.waiting.indexOf(done);
+          if (i >= 0) this.waiting.splice(i, 1);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(left, 1_000));
+        this.waiting.push(done);
+      });
+    }
+  }
+
+  /** Evicts unpinned files, least recently used first, until `size` more bytes fit; whether they do. */
+  private makeRoom(size: number): boolean {
+    if (this.used + size <= this.maxBytes) return true;
     const victims = [...this.entries].filter(([, e]) => e.pins === 0).sort((a, b) => a[1].used - b[1].used);
     for (const [k, e] of victims) {
       if (this.used + size <= this.maxBytes) break;
@@ -159,9 +191,7 @@ export class FileCache {
         .finally(() => { if (this.removing.get(e.file) === removal) this.removing.delete(e.file); });
       this.removing.set(e.file, removal);
     }
-    if (this.used + size > this.maxBytes) {
-      throw new QueryFailure('refused', `the query needs more table files at once than the embedded engine's file cache holds (engines.embedded_cache_bytes = ${this.maxBytes}): filter on partition columns, or raise the key`);
-    }
+    return this.used + size <= this.maxBytes;
   }
 
   /** Removes every cached file (at shutdown when the root is temporary). */
