@@ -38,7 +38,8 @@ export interface Db { id: string; instance: DuckDBInstance; active: number; last
  * svc's own statements prepared on a connection, by text (the parser's json_serialize_sql and
  * json_deserialize_sql): a query's parse is then a bind and a run, not also the extract and
  * prepare hops through the thread pool (issue 27 point 10). They are C API statements, not SQL
- * PREPARE names, so the SQL a person sends cannot reach them; they go when the connection does.
+ * PREPARE names, so the SQL a person sends cannot reach them; closing the connection destroys them
+ * (the client tracks what it prepared), and the map forgets a connection that is gone.
  */
 const ownStatements = new WeakMap<DuckDBConnection, Map<string, { statement: DuckDBPreparedStatement; busy: boolean }>>();
 /** Texts kept per connection at most (the parser uses two). */
@@ -168,8 +169,6 @@ export class Databases {
   }
 
   discard(conn: DuckDBConnection | undefined): void {
-    for (const { statement } of (conn && ownStatements.get(conn)?.values()) || []) statement.destroySync();
-    if (conn) ownStatements.delete(conn);
     try { conn?.closeSync(); } catch (err) { this.log.warn({ err: (err as Error).message }, 'closing an embedded connection failed'); }
   }
 
