@@ -48,7 +48,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
 
   await redisAnswers(services);
   await startRequestLoops(services);
-  const app = await buildApp({ services, logger: services.logging.module('svc::api') });
+  const app = await buildApp({ services, logger: services.logging.module('svc::api'), document: false });
   for (const p of opts.plugins ?? []) await app.register(p);
   const address = await app.listen({ host: cfg.server.host, port: cfg.server.port });
   // The apps origin gets its own listener (SPEC 4.4), only when it is configured; both listen
