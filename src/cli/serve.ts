@@ -65,7 +65,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     if (![cfg.session.cookie_name, cfg.csrf.cookie_name].every((n) => /^__host-/i.test(n))) log.warn({ session: cfg.session.cookie_name, csrf: cfg.csrf.cookie_name }, COOKIE_TOSSING_WARNING);
   }
   // The workers and tickers start once it listens (jobs/loops.ts); a stop meanwhile waits for them.
-  const loops = startLoops(services);
+  let loops: Promise<void> = Promise.resolve();
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -84,7 +84,10 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     return stopping;
   };
   const server = { app, services, address, stop };
+  // Before the loops: their start loads bullmq synchronously, and a SIGTERM with no listener yet
+  // would end the process at once instead of draining.
   opts.onListening?.(server);
+  loops = startLoops(services);
   try {
     await loops;
   } catch (err) {
