@@ -11,13 +11,18 @@
 // the server logs that it declined to schedule the pruning.
 //
 // With opts.audit (the default), the loop also runs the `audit` queue (src/jobs/audit-queue.ts).
-import { Queue, type Worker } from 'bullmq';
+import { createRequire } from 'node:module';
+import type { Queue, Worker } from 'bullmq';
 import type { Services } from '../services.js';
 import { QUEUE, QUEUES } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
 import { pruneAccessLog, pruneAuditEvents, pruneTaskLogs } from '../audit/retention.js';
 import { createAuditHandOver, startAuditWorker, type AuditQueueHandOver } from './audit-queue.js';
 import { deleteExecutionFiles } from '../workflows/files.js';
+
+// bullmq (about 270 modules with its own dependencies) is loaded when the loop starts, which `svc
+// serve` does after it listens: an import here loaded it before.
+const require = createRequire(import.meta.url);
 import { createContainerRunner, keptContainerCutoff, type ContainerRunner } from '../runners/index.js';
 import { registerQueueMetrics } from './queue-metrics.js';
 
@@ -119,7 +124,7 @@ export async function startMaintenance(services: Services, opts: MaintenanceOpti
   const prefix = opts.prefix ?? services.queues.prefix;
   const every = opts.everyMs ?? HOUR_MS;
   const sharedQueues = prefix === services.queues.prefix;
-  const queue = sharedQueues ? services.queues.get(QUEUE.maintenance) : new Queue(QUEUE.maintenance, { connection: services.queues.connection(), prefix });
+  const queue = sharedQueues ? services.queues.get(QUEUE.maintenance) : new (require('bullmq') as typeof import('bullmq')).Queue(QUEUE.maintenance, { connection: services.queues.connection(), prefix });
   registerQueueMetrics(services);
 
   let runner: Promise<ContainerRunner | null> | undefined;
