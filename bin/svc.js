@@ -33,7 +33,10 @@ if (major < NEEDED_MAJOR && existsSync(local)) {
   // V8's code cache on disk (Node 22.1+): a later start skips compiling what it loads again
   // (os.tmpdir()/node-compile-cache; a directory that cannot be written leaves it off).
   if (nodeModule.enableCompileCache) nodeModule.enableCompileCache();
-  import('../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
+  // The bundle the build writes (scripts/bundle.mjs): a few files instead of about a thousand
+  // modules to resolve and read; the compiled tree when there is none (a bare `tsc`).
+  const bundle = path.join(__dirname, '..', 'dist', 'bundle', 'main.js');
+  import(existsSync(bundle) ? require('node:url').pathToFileURL(bundle).href : '../dist/cli/main.js').then((m) => m.main(process.argv)).catch((err) => {
     process.stderr.write(`svc: ${err && err.message ? err.message : String(err)}\n`);
     process.exit(1);
   });

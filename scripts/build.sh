@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run build`: builds what changed since the last build, and says what it does.
 #   server   tsc into dist/, incremental (dist/.tsbuildinfo), skipped when no source, tsconfig or
-#            lock is newer than dist/.build-stamp; then the files tsc does not copy
+#            lock is newer than dist/.build-stamp; then the files tsc does not copy, then the
+#            bundle bin/svc.js runs (dist/bundle/, scripts/bundle.mjs)
 #   document dist/openapi.json, the `svc openapi` answer (src/cli/openapi.ts), rewritten when stale
 #   console  ui/ -> ui/dist (scripts/build-ui.sh), skipped when nothing it reads changed
 set -euo pipefail
@@ -16,8 +17,13 @@ else
   npx --no-install tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
   cp src/runners/cluster/*.sh dist/runners/cluster/
   cp src/catalog/*.yaml dist/catalog/
+  node scripts/bundle.mjs
   touch "$stamp"
-  echo "build: server compiled in $((SECONDS - start)) s" >&2
+  echo "build: server compiled and bundled in $((SECONDS - start)) s" >&2
+fi
+if [ ! -f dist/bundle/main.js ] || [ scripts/bundle.mjs -nt dist/bundle/main.js ]; then
+  echo "build: bundling the server (dist/bundle)" >&2
+  node scripts/bundle.mjs
 fi
 # A fresh prebuilt document answers at once; a stale one is rebuilt from the routes.
 node bin/svc.js openapi > dist/openapi.json.tmp

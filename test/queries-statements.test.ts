@@ -13,6 +13,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config/index.js';
 import { QueryEngines, runQuery, type RunQueryInput } from '../src/queries/run.js';
 import { QueryFailure, type QueryRole } from '../src/queries/types.js';
+import { Databases, scalarOn } from '../src/queries/embedded-db.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-stmt-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -169,4 +170,21 @@ describe('statements by role, read from the parse tree', () => {
     assert.equal(small.truncatedBy, 'bytes');
     assert.deepEqual((await viewer('SELECT 42')).rows, [[42]]);
   });
+});
+
+test('the parser\'s own statements are prepared once per connection, answer calls that overlap, and go with the connection', async () => {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const inst = await DuckDBInstance.create(':memory:');
+  const conn = await inst.connect();
+  const parse = 'SELECT json_serialize_sql($1::VARCHAR)';
+  const trees = await Promise.all(['SELECT 1', 'SELECT 2', 'SELECT 3'].map((s) => scalarOn(conn, parse, s)));
+  assert.deepEqual(trees.map((t) => (JSON.parse(t) as { statements: unknown[] }).statements.length), [1, 1, 1], 'each call answered its own text');
+  assert.notEqual(trees[0], trees[1]);
+  assert.equal(await scalarOn(conn, parse, 'SELECT 2'), trees[1], 'the kept statement answers again');
+  assert.equal(await scalarOn(conn, 'SELECT upper($1::VARCHAR)', 'x'), 'X');
+  new Databases({ dataDir: '', memoryLimit: '64MB', threads: 1, maxDatabases: 1, idleConnections: 1 }, pino({ level: 'silent' })).discard(conn);
+  inst.closeSync();
+  // a database's idle connection reused after a refusal still parses
+  await refusal(viewer('DROP TABLE t'), 'DROP TABLE t');
+  assert.equal((await viewer('SELECT 41 + 1')).rows[0]![0], 42);
 });

@@ -14,6 +14,7 @@ import { requestKill } from '../src/workflows/executions.js';
 import { TaskLog } from '../src/workflows/logs.js';
 import { applyOutcomes } from '../src/workflows/execution-store.js';
 import { sameTurn } from '../src/util/same-turn.js';
+import { QUEUES } from '../src/queue/queues.js';
 
 let t: TestApp; let b: Browser; let wsId: string;
 before(async () => {
@@ -182,4 +183,26 @@ test('a foreach step reads as many task runs after N finished iterations as afte
   const e = await exec(id);
   assert.equal(e.state, 'SUCCESS');
   assert.deepEqual(e.outputs, { after: { n: 1 } });
+});
+
+test('a worker runs the next instant task of a sequence in the same job, up to its chain, and queues the one after', async () => {
+  await saveFlow(b, 'default', 'id: four\nnamespace: race\ntasks:\n' + ['a', 'b', 'c', 'd'].map((x, i) => `  - id: ${x}\n    type: output\n    values: { n: ${i} }\n`).join(''));
+  const id = await run(b, 'default', 'race', 'four');
+  const ctx = stepContext(t.services.db);
+  await advance(t.services, ctx, id);
+  const [a] = await runs(id);
+  const queued = async () => (await t.services.queues.get(QUEUES.instantRuns).getJobs(['wait', 'prioritized', 'delayed'])).filter((j) => j && 'taskRunId' in j.data && j.data.executionId === id).map((j) => j.id);
+  const before = await queued();
+  // a chain of 3: a (the job's own attempt), then b and c kept by the steps before them; c's step queues d
+  assert.equal(await runTaskRunJob(t.services, ctx, null, 'w', job(a), 3), 'SUCCESS', 'the job answers for its own attempt');
+  const after = await runs(id);
+  assert.deepEqual(after.map((r) => [r.task_id, r.state, r.attempt]), [['a', 'SUCCESS', 1], ['b', 'SUCCESS', 1], ['c', 'SUCCESS', 1], ['d', 'QUEUED', 0]]);
+  for (const r of after.slice(0, 3)) assert.equal((await attempts(r.id)).length, 1, `${r.task_id} recorded once`);
+  const d = after[3];
+  assert.deepEqual((await queued()).filter((j) => !before.includes(j)), [`${d.id}-1`], 'b and c got no job; d got its own');
+  assert.equal((await exec(id)).state, 'RUNNING');
+  // d's job, with a longer chain, ends the execution; the job of a kept run, delivered late, is a duplicate
+  assert.equal(await runTaskRunJob(t.services, ctx, null, 'w', job(d), 3), 'SUCCESS');
+  assert.equal((await exec(id)).state, 'SUCCESS');
+  assert.equal(await runTaskRunJob(t.services, stepContext(t.services.db), null, 'w', job(after[1])), 'duplicate');
 });

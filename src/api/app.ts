@@ -1,7 +1,6 @@
 // The fastify application: zod schemas on every route, one error shape, metrics, and the route
 // families registered as encapsulated plugins.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import fastifySwagger from '@fastify/swagger';
 import type { Logger } from 'pino';
 import { serializerCompiler, validatorCompiler, jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Services } from '../services.js';
@@ -40,6 +39,11 @@ export interface BuildAppOptions {
   /** Absent for `svc openapi`: routes must not touch services while being registered. */
   services?: Services;
   logger?: Logger;
+  /**
+   * Collect the routes for `app.swagger()` (default true: `svc openapi`, tests). `svc serve` answers
+   * no document and leaves the plugin out: it and yaml under it are about 90 modules at every start.
+   */
+  document?: boolean;
 }
 
 export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -58,7 +62,7 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app, dependencyPorts({ database: opts.services?.config.database.url, redis: opts.services?.config.redis.url }));
 
-  await app.register(fastifySwagger, {
+  if (opts.document !== false) await app.register((await import('@fastify/swagger')).default, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'svc', version: VERSION, description: 'Control plane of a multi-workspace data platform' },

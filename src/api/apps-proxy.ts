@@ -3,7 +3,8 @@
 // apps.pod.ready_timeout_secs). The pod never sees the app cookie as a cookie: it gets the token
 // in X-Svc-App-Token (to call the gateway with the viewer's rights, as Databricks Apps forwards
 // X-Forwarded-Access-Token) and the binding in X-Svc-App-* headers a client cannot set.
-import http from 'node:http';
+import type * as http from 'node:http';
+import { http as httpModule } from '../util/node-http.js';
 import { Transform, type Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
@@ -60,7 +61,7 @@ function withFrameAncestors(csp: string | undefined, serviceOrigin: string): str
 function refuse(socket: Duplex, status: number, error: string, message: string): void {
   if (socket.destroyed) return;
   const body = JSON.stringify({ error, message });
-  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(`HTTP/1.1 ${status} ${httpModule.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promise<void> {
@@ -172,7 +173,7 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
     const token = app.parseCookie(req.headers.cookie ?? '')[o.cookie];
     const { pod, launcher: l, extra } = await podFor(token);
     if (socket.destroyed) return;
-    const up = http.request({ ...podRequestTarget(pod.handle.address, url)!, method: 'GET', headers: passedHeaders(req.headers, extra, ['connection', 'upgrade']) });
+    const up = httpModule.request({ ...podRequestTarget(pod.handle.address, url)!, method: 'GET', headers: passedHeaders(req.headers, extra, ['connection', 'upgrade']) });
     up.on('response', (res) => {
       res.resume();
       refuse(socket, 502, 'bad_gateway', `the app refused the WebSocket (${res.statusCode})`);
@@ -215,7 +216,7 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
     const target = podRequestTarget(handle.address, req.url);
     if (!target) return fail(reply, 400, 'bad_request', NOT_ORIGIN_FORM);
     return new Promise<FastifyReply>((resolve, reject) => {
-      const up = http.request({ ...target, method: req.method, headers }, (res) => {
+      const up = httpModule.request({ ...target, method: req.method, headers }, (res) => {
         resolve(reply.status(res.statusCode ?? 502).headers(answerHeaders(res.headers)).send(res));
       });
       const idleMs = o.idleMs ?? PROXY_IDLE_MS;

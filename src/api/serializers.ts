@@ -8,5 +8,9 @@ import { z } from 'zod';
 import fastJson from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify/types/schema.js';
 
-export const compiledSerializer: FastifySerializerCompiler<unknown> = ({ schema }) =>
-  fastJson(z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Parameters<typeof fastJson>[0]);
+// Generated on the route's first answer, not while `svc serve` starts (issue 27 point 8): the
+// JSON Schema conversion and code generation of every such route were paid before it listened.
+export const compiledSerializer: FastifySerializerCompiler<unknown> = ({ schema }) => {
+  let compiled: ((data: unknown) => string) | undefined;
+  return (data) => (compiled ??= fastJson(z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Parameters<typeof fastJson>[0]) as (data: unknown) => string)(data);
+};

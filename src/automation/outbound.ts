@@ -8,8 +8,7 @@
 // before the request, and every socket's remote address is checked again when it connects.
 // Redirects are followed by hand, each hop through the same gate, at most MAX_REDIRECTS of them.
 // Save, test-send and delivery all call this module, so no path is checked differently.
-import http from 'node:http';
-import https from 'node:https';
+import { http, https } from '../util/node-http.js';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type Socket, type LookupFunction } from 'node:net';
 import { DomainError } from '../errors.js';

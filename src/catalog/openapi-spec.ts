@@ -5,14 +5,17 @@
 // from our document speaks the specification's types. The route schemas themselves stay loose: catalog bodies are parsed with exact 64-bit integers (json.ts)
 // and checked by the catalog, whose errors are the specification's, not a schema validator's.
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { createRequire } from 'node:module';
+
+// yaml (about 70 modules) is loaded when the document is built, not by every `svc serve` start.
+const require = createRequire(import.meta.url);
 
 type Obj = Record<string, any>;
 let cached: Obj | undefined;
 
 /** The specification, parsed once (read only when a document is built, or by tests). */
 export function icebergSpec(): Obj {
-  cached ??= parse(readFileSync(new URL('./iceberg-rest-catalog-open-api.yaml', import.meta.url), 'utf8')) as Obj;
+  cached ??= (require('yaml') as typeof import('yaml')).parse(readFileSync(new URL('./iceberg-rest-catalog-open-api.yaml', import.meta.url), 'utf8')) as Obj;
   return cached;
 }
 

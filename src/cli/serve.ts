@@ -12,7 +12,7 @@ import { buildAppsOrigin } from '../api/apps-origin.js';
 export const COOKIE_TOSSING_WARNING = 'session.cookie_name or csrf.cookie_name has no __Host- prefix: an app on the apps origin can set a cookie of that name for the parent domain and overwrite the service\'s (cookie tossing); name them __Host-...';
 export const SAME_HOST_WARNING = 'apps.origin shares its host with apps.service_origin: browsers send a host\'s cookies to every port, so apps are not isolated from the service; use a sibling subdomain';
 import { loadCheckedConfig } from './config.js';
-import { startLoops } from '../jobs/loops.js';
+import { startLoops, startRequestLoops } from '../jobs/loops.js';
 import { fail, oneLine } from './errors.js';
 
 export const DRAIN_MS = 55_000;
@@ -33,6 +33,8 @@ export interface StartOptions {
   plugins?: FastifyPluginAsync[];
   /** BullMQ key prefix (tests running several servers on one Redis give each its own). */
   queuePrefix?: string;
+  /** Called once it listens, before the loops start (serveCommand takes the signals from then on). */
+  onListening?: (server: RunningServer) => void;
 }
 
 export async function startServer(cfg: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -47,8 +49,8 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   }
 
   await redisAnswers(services);
-  await startLoops(services);
-  const app = await buildApp({ services, logger: services.logging.module('svc::api') });
+  await startRequestLoops(services);
+  const app = await buildApp({ services, logger: services.logging.module('svc::api'), document: false });
   for (const p of opts.plugins ?? []) await app.register(p);
   // While draining, a response ends its keep-alive connection (Connection: close).
   let draining = false;
@@ -58,13 +60,13 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   });
   closeWhenDraining(app);
   const address = await app.listen({ host: cfg.server.host, port: cfg.server.port });
-  log.info({ address }, 'listening');
-  // The apps origin gets its own listener (SPEC 4.4), only when it is configured.
+  // The apps origin gets its own listener (SPEC 4.4), only when it is configured; both listen
+  // before either is announced, so a client that waits for "listening" finds both.
   const appsOrigin = cfg.apps.origin ? await buildAppsOrigin({ services }) : null;
+  if (appsOrigin) closeWhenDraining(appsOrigin);
+  const appsAddress = appsOrigin ? await appsOrigin.listen(listenOn(cfg.apps.listen)) : null;
+  log.info({ address }, 'listening');
   if (appsOrigin) {
-    closeWhenDraining(appsOrigin);
-    const m = /^(.*):([0-9]+)$/.exec(cfg.apps.listen)!;
-    const appsAddress = await appsOrigin.listen({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) });
     log.info({ address: appsAddress, origin: cfg.apps.origin }, 'apps listener listening');
     // Allowed (development, one machine), but cookies are per host, not per port: said loudly.
     if (new URL(cfg.apps.origin).hostname === new URL(cfg.apps.service_origin).hostname) log.warn({ origin: cfg.apps.origin, service_origin: cfg.apps.service_origin }, SAME_HOST_WARNING);
@@ -72,15 +74,15 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     // only a __Host- cookie cannot be set or overwritten from there.
     if (![cfg.session.cookie_name, cfg.csrf.cookie_name].every((n) => /^__host-/i.test(n))) log.warn({ session: cfg.session.cookie_name, csrf: cfg.csrf.cookie_name }, COOKIE_TOSSING_WARNING);
   }
-  // After listening: the check loads the S3 client, which need not delay the start.
-  setImmediate(() => { services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed')); });
-
   // While draining, a response ends its keep-alive connection (Connection: close), and connections
   // left idle are closed as they become so: the drain ends with the last in-flight request, not
   // when idle keep-alive sockets time out (the deadline is the bound, not the usual end).
+  // The workers and tickers start once it listens (jobs/loops.ts); a stop meanwhile waits for them.
+  let loops: Promise<void> = Promise.resolve();
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      await loops.catch(() => undefined);
       const drainMs = opts.drainMs ?? DRAIN_MS;
       const started = Date.now();
       draining = true;
@@ -99,23 +101,45 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
     })();
     return stopping;
   };
-  return { app, services, address, stop };
+  const server = { app, services, address, stop };
+  // Before the loops: their start loads bullmq synchronously, and a SIGTERM with no listener yet
+  // would end the process at once instead of draining.
+  opts.onListening?.(server);
+  loops = startLoops(services);
+  try {
+    await loops;
+  } catch (err) {
+    await Promise.all([app.close(), appsOrigin?.close()]).catch(() => undefined);
+    await services.close().catch((closeErr: Error) => log.warn({ err: closeErr.message }, 'closing after a failed start failed'));
+    throw err;
+  }
+  // After listening: the check loads the S3 client, which need not delay the start.
+  setImmediate(() => { services.s3.checkBucket().catch((err: Error) => log.warn({ err: err.message }, 'object store check failed')); });
+  return server;
 }
 
 export async function serveCommand(opts: StartOptions = {}): Promise<void> {
   const cfg = loadCheckedConfig();
-  let server: RunningServer;
+  // From the moment it listens, a signal drains (before, it ends the process as Node's default does).
+  const onListening = (server: RunningServer) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      server.services.log.info({ signal }, 'shutting down: draining in-flight requests');
+      server.stop().then(() => process.exit(0), (err) => fail(oneLine(err)));
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  };
   try {
-    server = await startServer(cfg, opts);
+    await startServer(cfg, { ...opts, onListening });
   } catch (err) {
     fail(oneLine(err, cfg.database.url));
   }
-  const onSignal = (signal: NodeJS.Signals) => {
-    server.services.log.info({ signal }, 'shutting down: draining in-flight requests');
-    server.stop().then(() => process.exit(0), (err) => fail(oneLine(err)));
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+}
+
+/** `host:port` of apps.listen (an IPv6 host in brackets) as fastify's listen options. */
+function listenOn(listen: string): { host: string; port: number } {
+  const m = /^(.*):([0-9]+)$/.exec(listen)!;
+  return { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
 
 async function redisAnswers(services: Services): Promise<void> {

@@ -26,7 +26,25 @@ class SqlFileProvider implements MigrationProvider {
 
 export interface MigrateOutcome { applied: string[] }
 
+/**
+ * Whether every migration file is recorded as applied, and nothing else is: one query on the pool,
+ * no lock, no file read. Every command and every start of `svc serve` asks; almost always the
+ * answer is yes, and then the lock, its connection, the migrator's own checks and the files are
+ * not needed (issue 27 point 8). Anything else (a new file, no table yet, a record without its
+ * file) goes the full way, whose checks and errors are kysely's.
+ */
+async function upToDate(db: Db, dir: string): Promise<boolean> {
+  const files = (await readdir(dir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).map((f) => f.replace(/\.sql$/, '')).sort();
+  try {
+    const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db);
+    return rows.length === files.length && rows.every((r, i) => r.name === files[i]);
+  } catch {
+    return false;
+  }
+}
+
 export async function migrateToLatest(db: Db, databaseUrl: string, dir = MIGRATIONS_DIR): Promise<MigrateOutcome> {
+  if (await upToDate(db, dir)) return { applied: [] };
   const lockClient = new pg.Client({ connectionString: databaseUrl, application_name: 'svc-migrate-lock' });
   await lockClient.connect();
   try {

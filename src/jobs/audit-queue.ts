@@ -2,13 +2,17 @@
 // batch's UUID) and a worker writes each batch in one INSERT, so an API process that dies loses
 // nothing it already handed over. When Redis does not take a batch, the sink writes it directly
 // (counted in svc_audit_events_direct_total). startMaintenance (maintenance.ts) starts both sides.
-import { Queue, type Worker } from 'bullmq';
+import { createRequire } from 'node:module';
+import type { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import type { Services } from '../services.js';
 import { QUEUES, jobOptions } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
 import { authzBatchStored, insertAuthzEvents, type AuditBatch, type AuditHandOver } from '../audit/sink.js';
+
+// bullmq is loaded when the hand-over is made (the maintenance loop, after serve listens).
+const require = createRequire(import.meta.url);
 
 const HAND_OVER_TIMEOUT_MS = 3_000;
 const SETTLE_MS = 2_000;
@@ -39,7 +43,8 @@ export async function createAuditHandOver(services: Services, opts: { prefix?: s
     t.unref();
     conn.once('ready', () => { clearTimeout(t); resolve(); });
   });
-  const queue = new Queue<AuditBatch>(QUEUES.audit.name, { connection: conn, prefix: opts.prefix ?? services.queues.prefix });
+  const { Queue: QueueClass } = require('bullmq') as typeof import('bullmq');
+  const queue: Queue<AuditBatch> = new QueueClass<AuditBatch>(QUEUES.audit.name, { connection: conn, prefix: opts.prefix ?? services.queues.prefix });
   queue.on('error', (err) => log.debug({ err: err.message }, 'audit queue error: batches are written directly meanwhile'));
   const counter = directCounter(services);
   const settleMs = opts.settleMs ?? SETTLE_MS;

@@ -13,11 +13,25 @@ import { startAutomationWorker } from './automation-worker.js';
 import { startCatalogPurgeWorker } from '../catalog/purge.js';
 import { startAppPodWorker } from './app-pod-worker.js';
 
-export async function startLoops(services: Services): Promise<void> {
-  const log = services.logging.module('svc::jobs');
+/**
+ * What must run before the first request: the audit hand-over and the invalidation subscriber
+ * (a cache filled by a request before it listens could miss an invalidation); and the start's
+ * warnings.
+ */
+export async function startRequestLoops(services: Services): Promise<void> {
+  if (engineTlsInsecure(process.env)) services.logging.module('svc::jobs').warn(TLS_INSECURE_WARNING);
   services.audit.start();
   const stopListening = await services.invalidator.listen();
   services.onClose(stopListening);
+}
+
+/**
+ * The workers and tickers, which `svc serve` starts right after it listens (issue 27 point 8: a
+ * replica takes requests sooner): work queued meanwhile waits in its queue, as for any worker,
+ * and an execution created in that moment is started by a start job instead of in its create.
+ */
+export async function startLoops(services: Services): Promise<void> {
+  const log = services.logging.module('svc::jobs');
   const maintenance = await startMaintenance(services);
   services.onClose(() => maintenance.close());
   await startQueryWorker(services);
@@ -28,7 +42,6 @@ export async function startLoops(services: Services): Promise<void> {
   } else {
     log.info('workflow worker off (workflow.worker_enabled = false): executions are recorded and wait');
   }
-  if (engineTlsInsecure(process.env)) log.warn(TLS_INSECURE_WARNING);
   const engines = provisionerOf(services);
   log.info({ provisioner: engines.provisioner, reason: engines.reason }, 'engine provisioner');
   if (engines.provisioner !== 'none') {

@@ -12,7 +12,8 @@
 // the server logs that it declined to schedule the pruning.
 //
 // With opts.audit (the default), the loop also runs the `audit` queue (src/jobs/audit-queue.ts).
-import { Queue, type Worker } from 'bullmq';
+import { createRequire } from 'node:module';
+import type { Queue, Worker } from 'bullmq';
 import type { Services } from '../services.js';
 import { QUEUE, QUEUES } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
@@ -22,6 +23,10 @@ import { deleteExecutionFiles } from '../workflows/files.js';
 import { pruneIdempotencyKeys } from '../workflows/executions.js';
 import { createContainerRunner, keptContainerCutoff, type ContainerRunner } from '../runners/index.js';
 import { registerQueueMetrics } from './queue-metrics.js';
+
+// bullmq (about 270 modules with its own dependencies) is loaded when the loop starts, which `svc
+// serve` does after it listens: an import here loaded it before.
+const require = createRequire(import.meta.url);
 
 export const MAINTENANCE_QUEUE = QUEUE.maintenance;
 const HOUR_MS = 3_600_000;
@@ -123,7 +128,7 @@ export async function startMaintenance(services: Services, opts: MaintenanceOpti
   const prefix = opts.prefix ?? services.queues.prefix;
   const every = opts.everyMs ?? HOUR_MS;
   const sharedQueues = prefix === services.queues.prefix;
-  const queue = sharedQueues ? services.queues.get(QUEUE.maintenance) : new Queue(QUEUE.maintenance, { connection: services.queues.connection(), prefix });
+  const queue = sharedQueues ? services.queues.get(QUEUE.maintenance) : new (require('bullmq') as typeof import('bullmq')).Queue(QUEUE.maintenance, { connection: services.queues.connection(), prefix });
   registerQueueMetrics(services);
 
   let runner: Promise<ContainerRunner | null> | undefined;

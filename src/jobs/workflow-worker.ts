@@ -14,7 +14,7 @@ import type { Services } from '../services.js';
 import { QUEUES, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
 import { advance, dispatchLeaves, killRunning, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
-import { leaseRenewMs, runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
+import { CHAIN_MAX, leaseRenewMs, runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';
 import { enqueueAdvance } from '../workflows/executions.js';
 
@@ -43,7 +43,8 @@ export async function startWorkflowWorker(services: Services): Promise<WorkflowW
     stalledInterval: Math.max(1, cfg.reaper_interval_secs) * 1000,
     maxStalledCount: 10,
   };
-  const runOne = (run: TaskRunJob) => runTaskRunJob(services, ctx, runner, workerId, run);
+  // A run's step may keep the next instant run of its execution for this job to run at once.
+  const runOne = (run: TaskRunJob) => runTaskRunJob(services, ctx, runner, workerId, run, CHAIN_MAX);
   const taskRuns = startWorker(services, QUEUES.taskRuns, (job) => runOne(job.data), { ...leafOptions, concurrency: Math.max(1, cfg.batch) });
   // Instant runs hold no lease and no container and end in microseconds: many at once let their
   // outcomes share the orchestrator's group commits (docs/workflows.md "Instant task runs").

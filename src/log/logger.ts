@@ -1,7 +1,10 @@
 // pino logger built from `[log]`: a Rust-style filter directive (`info`, `warn,svc::jobs=debug`)
 // picks the level per module; `log.json` switches JSON lines vs readable lines.
 import pino, { type Logger, type LevelWithSilent } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+
+// pino-pretty (about 30 modules) only for readable lines: JSON logging (production) never loads it.
+const require = createRequire(import.meta.url);
 
 const LEVELS: Record<string, LevelWithSilent> = {
   trace: 'trace', debug: 'debug', info: 'info', warn: 'warn', error: 'error', off: 'silent',
@@ -66,7 +69,7 @@ export function createLogging(opts: { filter: string; json: boolean }, dest?: No
   const lowest = [filter.level, ...filter.targets.map((t) => t[1])]
     .reduce((a, b) => (pino.levels.values[a === 'silent' ? 'fatal' : a] <= pino.levels.values[b === 'silent' ? 'fatal' : b] ? a : b));
   const stream = opts.json ? (dest ?? pino.destination({ fd: 2, sync: false }))
-    : pretty({ colorize: false, destination: (dest as any) ?? 2, sync: true, translateTime: 'SYS:standard', ignore: 'pid,hostname' });
+    : (require('pino-pretty') as typeof import('pino-pretty'))({ colorize: false, destination: (dest as any) ?? 2, sync: true, translateTime: 'SYS:standard', ignore: 'pid,hostname' });
   const root = pino({
     level: lowest,
     base: { pid: process.pid },

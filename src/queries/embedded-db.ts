@@ -8,7 +8,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { QueryFailure } from './types.js';
 
@@ -33,6 +33,40 @@ export interface DatabaseOptions {
 // statement rules refuse everything that would leave state on a connection (SET, transactions,
 // PREPARE, temporary objects), so a reused connection carries nothing over.
 export interface Db { id: string; instance: DuckDBInstance; active: number; lastUsed: number; idle: DuckDBConnection[]; name: string }
+
+/**
+ * svc's own statements prepared on a connection, by text (the parser's json_serialize_sql and
+ * json_deserialize_sql): a query's parse is then a bind and a run, not also the extract and
+ * prepare hops through the thread pool (issue 27 point 10). They are C API statements, not SQL
+ * PREPARE names, so the SQL a person sends cannot reach them; closing the connection destroys them
+ * (the client tracks what it prepared), and the map forgets a connection that is gone.
+ */
+const ownStatements = new WeakMap<DuckDBConnection, Map<string, { statement: DuckDBPreparedStatement; busy: boolean }>>();
+/** Texts kept per connection at most (the parser uses two). */
+const OWN_STATEMENTS_MAX = 8;
+
+/**
+ * Runs one of svc's own one-row, one-column statements with one VARCHAR parameter on `conn`,
+ * prepared once per connection and read materialized (a statement already running on it, or one
+ * past the bound, is prepared for this call alone).
+ */
+export async function scalarOn(conn: DuckDBConnection, sql: string, arg: string): Promise<string> {
+  let mine = ownStatements.get(conn);
+  if (!mine) ownStatements.set(conn, (mine = new Map()));
+  let kept = mine.get(sql);
+  if (!kept && mine.size < OWN_STATEMENTS_MAX) mine.set(sql, (kept = { statement: await conn.prepare(sql), busy: false }));
+  if (!kept || kept.busy) return String((await conn.runAndReadAll(sql, [arg])).getRows()[0]![0]);
+  kept.busy = true;
+  try {
+    kept.statement.bindVarchar(1, arg);
+    // Materialized: its one row is read at once, not by two more fetches through the thread pool.
+    const result = await kept.statement.run();
+    if (result.chunkCount === 0) throw new Error(`no row from ${sql}`);
+    return String(result.getChunk(0).getRowValues(0)[0]);
+  } finally {
+    kept.busy = false;
+  }
+}
 
 export class Databases {
   private readonly dbs = new Map<string, Db>();

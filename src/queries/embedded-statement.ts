@@ -14,7 +14,7 @@ import type { Lakehouse } from './lakehouse/lakehouse.js';
 import { CATALOG } from './lakehouse/names.js';
 import { readCatalogTables, type RewriteContext } from './lakehouse/rewrite.js';
 import { runCatalogWrite, writesCatalog } from './lakehouse/write.js';
-import type { Db } from './embedded-db.js';
+import { scalarOn, type Db } from './embedded-db.js';
 
 export interface PreparedStatement {
   sql: string;
@@ -32,7 +32,7 @@ export interface PreparedStatement {
 const METADATA_FUNCTIONS = new Set(['duckdb_tables', 'duckdb_columns', 'duckdb_schemas', 'duckdb_views', 'duckdb_constraints', 'duckdb_dependencies', 'pragma_table_info', 'pragma_show', 'summary']);
 
 export async function prepareStatement(conn: DuckDBConnection, db: Db, q: EngineRun, lh: Lakehouse | undefined): Promise<PreparedStatement> {
-  const scalar = async (sql: string, arg: string) => String((await conn.runAndReadAll(sql, [arg])).getRows()[0]![0]);
+  const scalar = (sql: string, arg: string) => scalarOn(conn, sql, arg);
   const parser = duckdbParser(scalar, q.workspaceId);
   try {
     const statement = await readStatement(trinoTimeTravel(q.sql), parser);

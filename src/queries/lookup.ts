@@ -7,7 +7,6 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/index.js';
 import { getEngine } from '../engines/engines.js';
 import { engineTlsInsecure } from '../engines/tls.js';
-import { TrinoDriver } from './trino.js';
 import { QueryFailure, type EngineDriver } from './types.js';
 import type { EngineLookup } from './run.js';
 
@@ -24,6 +23,8 @@ export function engineLookup(db: Db, log: Logger, env: Record<string, string | u
     if (!e) return undefined;
     if (e.kind !== 'trino') return refusing('refused', `engine ${name} is of kind ${e.kind}: queries run on trino engines and the embedded one`);
     if (e.state !== 'running' || !e.endpoint_url) return refusing('busy', `engine ${name} is ${e.state}, not running`);
+    // trino-client (and axios under it) loads with the first query on a Trino engine, not at every start
+    const { TrinoDriver } = await import('./trino.js');
     return new TrinoDriver({ server: e.endpoint_url, tlsInsecure: insecure, log });
   };
 }

@@ -153,20 +153,27 @@ export async function advance(services: Services, ctx: StepContext, executionId:
   return { ended: r.ended };
 }
 
+/** What a step answers: whether the outcome was recorded, the final state, and a leaf it kept. */
+export interface StepResult { recorded: boolean; ended: ExecutionState | null; next?: LeafDispatch }
+
 /**
  * One orchestration step, with the outcome of a task-run attempt when one prompted it. Returns
  * whether the outcome was recorded (false: the run was handed to someone else, or is gone) and the
  * final state when the execution ended. `first` is a snapshot the caller already read.
+ * With `keepNext`, a step that queues exactly one leaf, an instant one due now (the next task of a
+ * sequence of log, output and fail tasks), does not queue it but answers it as `next` for the
+ * caller to run at once (task-run.ts): no add, fetch and finish through Redis between two tasks
+ * (docs/workflows.md "Instant task runs").
  */
-export function step(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
+export function step(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot, keepNext = false): Promise<StepResult> {
   // One execution's steps in this process run one after another: siblings ending together (the
   // branches of a parallel) would otherwise all plan from one version, and all but one would find
   // it moved and read again, round after round. In turn, each starts from the snapshot the one
   // before it left. Other executions' steps, and other processes', still run beside it.
-  return inTurn(ctx.turns, executionId, () => stepNow(services, ctx, executionId, outcome, first));
+  return inTurn(ctx.turns, executionId, () => stepNow(services, ctx, executionId, outcome, first, keepNext));
 }
 
-async function stepNow(services: Services, ctx: StepContext, executionId: string, outcome?: Outcome, first?: Snapshot): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
+async function stepNow(services: Services, ctx: StepContext, executionId: string, outcome: Outcome | undefined, first: Snapshot | undefined, keepNext: boolean): Promise<StepResult> {
   // The step before this one (inTurn) may have left a later snapshot than the caller's.
   const kept = ctx.snapshots.get(executionId);
   let snap = first && (!kept || BigInt(kept.exec.version) <= BigInt(first.exec.version)) ? first : kept;
@@ -202,8 +209,10 @@ async function stepNow(services: Services, ctx: StepContext, executionId: string
       if (!plan.ended && plan.runs.length <= SNAPSHOT_RUNS_MAX) {
         ctx.snapshots.set(executionId, { exec: { ...snap.exec, version: String(BigInt(snap.exec.version) + 1n), state: plan.exec.state ?? snap.exec.state }, runs: plan.runs });
       }
-      await afterAdvance(services, snap.exec, plan.ended, plan.leaves);
-      return { recorded: !!outcome, ended: plan.ended };
+      const [only] = plan.leaves;
+      const next = keepNext && plan.leaves.length === 1 && only.instant === true && !only.delayMs ? only : undefined;
+      await afterAdvance(services, snap.exec, plan.ended, next ? [] : plan.leaves);
+      return { recorded: !!outcome, ended: plan.ended, next };
     }
     if (res.locked) return { recorded: false, ended: null };
     // The version moved under us: read again and replan. Every round some step wins, so this ends;

@@ -14,7 +14,7 @@ import { iterationPrefix, settledUnder, templateContext, templateFunctions, type
 import { TaskLog } from './logs.js';
 import { NotStorable, storable, storableText } from './storable.js';
 import { handlerFor, timeoutFor, TaskFailure } from './tasks.js';
-import { advance, dispatchLeaves, readSnapshot, step, type Outcome, type Run, type Snapshot, type StepContext } from './orchestrator.js';
+import { advance, dispatchLeaves, readSnapshot, step, type LeafDispatch, type Outcome, type Run, type Snapshot, type StepContext } from './orchestrator.js';
 import { readSettledRuns } from './execution-store.js';
 import { sql } from 'kysely';
 import { dependencyPorts, unreachableDependency } from '../errors.js';
@@ -58,7 +58,41 @@ interface Attempt {
   runs?: Run[];
 }
 
-export async function runTaskRunJob(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, job: TaskRunJob): Promise<string> {
+/**
+ * Instant task runs one job runs in a row at most (the first, then the next ones its steps kept):
+ * a sequence of log and output tasks moves on without a round of Redis per task, and a long one
+ * goes back through the queue now and then, so one job does not hold a worker slot without end.
+ */
+export const CHAIN_MAX = 100;
+
+/**
+ * Runs a task-run job's attempt and, with `chain` above 1 (the workflow worker passes CHAIN_MAX),
+ * the instant runs its steps keep (orchestrator.ts step, `keepNext`), one after another in this
+ * job, `chain` runs in all at most; the last of those queues its next leaf. Answers how the job's
+ * own attempt ended. A crash in between leaves a run QUEUED without a job, as a crash between a
+ * step's commit and its enqueue does: the sweep queues it again.
+ */
+export async function runTaskRunJob(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, job: TaskRunJob, chain = 1): Promise<string> {
+  let r = await runOnce(services, ctx, runner, workerId, job, chain > 1);
+  const first = r.result;
+  for (let n = 2; r.next; n++) {
+    const leaf = r.next;
+    try {
+      r = await runOnce(services, ctx, runner, workerId, { taskRunId: leaf.taskRunId, executionId: leaf.executionId, attempt: leaf.attempt + 1, instant: leaf.instant }, n < chain);
+    } catch (err) {
+      // The job's own attempt is recorded: the kept run gets a job of its own, with its retries
+      // (its attempt guard makes a second run of it a duplicate).
+      services.logging.module('svc::workflows::task-run').warn({ taskRun: leaf.taskRunId, err: (err as Error).message }, 'a kept instant run failed: queued instead');
+      await dispatchLeaves(services, [leaf]);
+      break;
+    }
+  }
+  return first;
+}
+
+interface Ran { result: string; next?: LeafDispatch }
+
+async function runOnce(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, job: TaskRunJob, keepNext: boolean): Promise<Ran> {
   // An instant run (log, output, fail) needs no lease: the task, then one step that claims it,
   // records its outcome and advances the execution, from the snapshot this worker's last step of
   // the execution left (or one read). A job queued without the hint (recovery) reads to learn the type.
@@ -70,20 +104,20 @@ export async function runTaskRunJob(services: Services, ctx: StepContext, runner
       snap = await readSnapshot(services.db, job.executionId);
       verdict = snap ? await instantVerdict(ctx, snap, job) : { kind: 'duplicate' };
     }
-    if (verdict.kind === 'duplicate') return 'duplicate';
+    if (verdict.kind === 'duplicate') return { result: 'duplicate' };
     if (verdict.kind === 'run') {
       const { run, def, taskDef } = verdict;
       // A kill requested before it started: the step cancels every run not started.
-      if (snap!.exec.kill_requested_at) { await step(services, ctx, job.executionId, undefined, snap); return 'killed'; }
-      return runAttempt(services, ctx, runner, workerId, snap, {
+      if (snap!.exec.kill_requested_at) { await step(services, ctx, job.executionId, undefined, snap); return { result: 'killed' }; }
+      return runAttempt(services, ctx, runner, workerId, snap, keepNext, {
         exec: snap!.exec, def, taskDef, run: { ...run, attempt: run.attempt + 1 }, guard: { prevAttempt: run.attempt },
         reason: run.state === 'RETRYING' ? 'retry' : null, startedAt: services.clock.now(), runs: snap!.runs,
       });
     }
   }
   const claimed = await claim(services, job.taskRunId);
-  if (!claimed) return 'duplicate';
-  if (claimed.killed) { await advance(services, ctx, job.executionId); return 'killed'; }
+  if (!claimed) return { result: 'duplicate' };
+  if (claimed.killed) { await advance(services, ctx, job.executionId); return { result: 'killed' }; }
   const now = services.clock.now();
   const handedBack = claimed.prev_state === 'RUNNING';
   if (handedBack) {
@@ -92,7 +126,7 @@ export async function runTaskRunJob(services: Services, ctx: StepContext, runner
   }
   const exec = { id: claimed.execution_id, workspace_id: claimed.workspace_id, namespace: claimed.namespace, flow_id: claimed.flow_id, flow_revision: claimed.flow_revision, inputs: claimed.inputs, created_at: claimed.created_at };
   const def = await ctx.defs.get({ workspaceId: exec.workspace_id, namespace: exec.namespace, flowId: exec.flow_id }, exec.flow_revision);
-  return runAttempt(services, ctx, runner, workerId, undefined, {
+  return runAttempt(services, ctx, runner, workerId, undefined, keepNext, {
     exec, def, taskDef: taskAtPath(def, claimed.path), run: claimed, guard: { lease: claimed.lease_token },
     reason: handedBack ? 'handed back: the previous worker\'s lease expired' : claimed.prev_state === 'RETRYING' ? 'retry' : null, startedAt: now,
   });
@@ -145,10 +179,11 @@ const RECORD_BACKOFF_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000,
  * the job failing and the task running again. Past the pauses the error goes to the job (BullMQ's
  * attempts, then the sweep, hand the run back).
  */
-async function recordOutcome(services: Services, ctx: StepContext, executionId: string, outcome: Outcome, snap: Snapshot | undefined): ReturnType<typeof step> {
+async function recordOutcome(services: Services, ctx: StepContext, executionId: string, outcome: Outcome, snap: Snapshot | undefined, keepNext: boolean): ReturnType<typeof step> {
   for (let i = 0; ; i++) {
     try {
-      return await step(services, ctx, executionId, outcome, i === 0 ? snap : undefined);
+      // a retry after an outage goes the plain way: the next leaf through the queue
+      return await step(services, ctx, executionId, outcome, i === 0 ? snap : undefined, i === 0 && keepNext);
     } catch (err) {
       const dependency = unreachableDependency(err);
       if (!dependency || i >= RECORD_BACKOFF_MS.length) throw err;
@@ -160,7 +195,7 @@ async function recordOutcome(services: Services, ctx: StepContext, executionId: 
 }
 
 /** Renders and runs the task with kill polling and its timeout, then records the outcome in one step. */
-async function runAttempt(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, snap: Snapshot | undefined, a: Attempt): Promise<string> {
+async function runAttempt(services: Services, ctx: StepContext, runner: ContainerRunner | null, workerId: string, snap: Snapshot | undefined, keepNext: boolean, a: Attempt): Promise<Ran> {
   const cfg = services.config.workflow;
   const { exec, def, taskDef, run } = a;
   const log = new TaskLog(services.db, services.clock, { executionId: exec.id, taskRunId: run.id, attempt: run.attempt }, { maxLines: cfg.log_run_max_lines, maxBytes: cfg.log_run_max_bytes },
@@ -275,14 +310,15 @@ async function runAttempt(services: Services, ctx: StepContext, runner: Containe
     startedAt: a.startedAt, endedAt: services.clock.now(), worker: workerId, reason: a.reason,
     log: { lines: log.lines, bytes: log.bytes, withheld: log.withheld, rows },
   };
-  const res = await recordOutcome(services, ctx, exec.id, outcome, snap);
+  // A retry goes through the queue (its delay); otherwise the step may keep the next instant leaf.
+  const res = await recordOutcome(services, ctx, exec.id, outcome, snap, keepNext && !retrying);
   const type = taskDef?.type.includes('.') ? 'plugin' : taskDef?.type ?? 'unknown';
   services.metrics.taskRunsEnded.inc({ type, state });
   services.metrics.taskRunSeconds.observe({ type }, (Date.now() - started) / 1000);
-  if (!res.recorded) return 'superseded';
+  if (!res.recorded) return { result: 'superseded' };
   if (retrying) {
     await dispatchLeaves(services, [{ taskRunId: run.id, executionId: exec.id, attempt: run.attempt, instant: INSTANT.has(taskDef!.type), delayMs: parseDuration(retry!.interval ?? 0) ?? 0 }]);
-    return 'retrying';
+    return { result: 'retrying' };
   }
-  return state;
+  return { result: state, next: res.next };
 }

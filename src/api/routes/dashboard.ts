@@ -1,9 +1,12 @@
 // The queue dashboard: bull-board (@bull-board/fastify) at /admin/queues over every queue in
 // QUEUES, for platform_admin only.
-// - bull-board registers its own page, JSON API (/admin/queues/api/...) and static assets; they
-//   are registered inside this encapsulated plugin, whose onRequest hook checks every one of them:
-//   no session 401, no platform_admin 403 (our error body). Page and API requests are recorded as
-//   authorization decisions; static assets are checked but not recorded.
+// - bull-board registers its own page, JSON API (/admin/queues/api/...) and static assets in a
+//   fastify instance of its own, built on the first dashboard request (bull-board and bullmq are
+//   about 330 modules that every `svc serve` start paid before it listened: issue 27 point 8).
+//   Two routes of this encapsulated plugin (/admin/queues and /admin/queues/*) hand each request
+//   to it; their onRequest hook checks every one: no session 401, no platform_admin 403 (our error
+//   body). Page and API requests are recorded as authorization decisions, by their path; static
+//   assets are checked but not recorded.
 // - CSRF: bull-board's UI does not send our CSRF header, so its routes are exempted from the
 //   global header check (an onRoute hook sets config.csrf = false on each) and this plugin checks
 //   state-changing calls (retry, clean, pause, ...) itself: they pass with a valid CSRF header, or
@@ -14,7 +17,7 @@
 //   jobs): audit events cannot be forged or altered from the dashboard.
 // - Not registered without services (`svc openapi`): the dashboard is not part of the API document.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Services } from '../../services.js';
 import { errorBody } from '../errors.js';
@@ -55,13 +58,39 @@ export function withoutForeignFonts(html: string): string {
   return html.replace(/<link\b[^>]*href="https:\/\/fonts\.(googleapis|gstatic)\.com[^"]*"[^>]*>\s*/g, '');
 }
 
+/** bull-board over every queue, in a fastify instance of its own that only the dashboard's routes reach. */
+async function buildBoard(services: Services): Promise<FastifyInstance> {
+  const [{ createBullBoard }, { BullMQAdapter }, { FastifyAdapter }] = await Promise.all([
+    import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/fastify'),
+  ]);
+  const board = Fastify();
+  board.setNotFoundHandler((_req, reply) => reply.status(404).send(errorBody(404, 'no such page of the queue dashboard')));
+  const serverAdapter = new FastifyAdapter();
+  serverAdapter.setBasePath(DASHBOARD_PATH);
+  createBullBoard({
+    // Audit batches are read-only: nobody edits, adds or removes audit events from here.
+    queues: services.queues.all().map((q) => new BullMQAdapter(q, { readOnlyMode: Object.values(QUEUES).some((d) => d.name === q.name && d.readOnly === true) })),
+    serverAdapter,
+    // A way back to the console from the dashboard's header.
+    options: { uiConfig: { boardTitle: 'svc queues', miscLinks: [{ text: 'Back to the svc console', url: '/' }] } },
+  });
+  await board.register(serverAdapter.registerPlugin() as never, { prefix: DASHBOARD_PATH });
+  await board.ready();
+  return board;
+}
+
+/** Request headers bull-board's routes read (the body's type, conditional and range requests of its assets). */
+const PASSED = ['accept', 'content-type', 'if-none-match', 'if-modified-since', 'range'];
+/** Answer headers of the connection, not of the answer. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
+const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
 export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     const services = servicesOrNull(ctx);
     if (!services) return;
-    const [{ createBullBoard }, { BullMQAdapter }, { FastifyAdapter }] = await Promise.all([
-      import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/fastify'),
-    ]);
+    let board: Promise<FastifyInstance> | undefined;
+    services.onClose(async () => { await (await board?.catch(() => undefined))?.close(); });
 
     app.addHook('onRoute', (route) => {
       route.config = { ...(route.config ?? {}), csrf: false } as typeof route.config;
@@ -72,7 +101,7 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       if (!req.principal) return deny(401, 'sign in required');
       const snap = await services.access.forUser(req.principal.userId);
       const ok = allows(snap, { platform: 'platform_admin' });
-      const url = req.routeOptions.url ?? req.url;
+      const url = req.url.split('?')[0]!;
       if (!url.startsWith(`${DASHBOARD_PATH}/static/`)) {
         services.audit.record({
           action: `${req.method} ${url}`, actorId: req.principal.userId, actor: null, target: 'platform', workspace: null,
@@ -95,15 +124,22 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsyncZod {
       return payload;
     });
 
-    const serverAdapter = new FastifyAdapter();
-    serverAdapter.setBasePath(DASHBOARD_PATH);
-    createBullBoard({
-      // Audit batches are read-only: nobody edits, adds or removes audit events from here.
-      queues: services.queues.all().map((q) => new BullMQAdapter(q, { readOnlyMode: Object.values(QUEUES).some((d) => d.name === q.name && d.readOnly === true) })),
-      serverAdapter,
-      // A way back to the console from the dashboard's header.
-      options: { uiConfig: { boardTitle: 'svc queues', miscLinks: [{ text: 'Back to the svc console', url: '/' }] } },
-    });
-    await app.register(serverAdapter.registerPlugin() as never, { prefix: DASHBOARD_PATH });
+    // Each request is handed to bull-board's instance, built on the first one; its answer is sent
+    // as this route's (an HTML page as text, so the onSend hook above can take the fonts out).
+    const forward = async (req: FastifyRequest, reply: FastifyReply) => {
+      const b = await (board ??= buildBoard(services).catch((err: Error) => { board = undefined; throw err; }));
+      const headers: Record<string, string> = {};
+      for (const h of PASSED) { const v = req.headers[h]; if (typeof v === 'string') headers[h] = v; }
+      const body = req.body;
+      const res = await b.inject({
+        method: req.method as HTTPMethods, url: req.url, headers,
+        payload: body === undefined || body === null ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+      });
+      for (const [k, v] of Object.entries(res.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) reply.header(k, v);
+      const type = String(res.headers['content-type'] ?? '');
+      return reply.status(res.statusCode).send(/^(text\/|application\/(json|javascript))/.test(type) ? res.payload : res.rawPayload);
+    };
+    app.route({ method: METHODS, url: DASHBOARD_PATH, handler: forward });
+    app.route({ method: METHODS, url: `${DASHBOARD_PATH}/*`, handler: forward });
   };
 }

@@ -1,0 +1,64 @@
+// Bundles the compiled CLI (dist/cli/main.js and what it imports) into dist/bundle/, the code
+// bin/svc.js runs (docs/operations.md "Start-up time"). Loading about a thousand modules one by
+// one (resolution, a file read and a compilation each) was most of the start of every command:
+// in one file per chunk they load in a few reads. Dynamic imports stay chunks of their own, so
+// what a command loads lazily is still loaded late.
+//
+// Kept out (loaded from node_modules as before):
+//  - native modules and what loads them: DuckDB, argon2, msgpackr and its extract;
+//  - heavy clients loaded on first use: the Kubernetes client, dockerode, the AWS SDK and Smithy,
+//    playwright;
+//  - packages svc loads lazily with createRequire, which would otherwise be there twice (bullmq with
+//    ioredis, yaml), bull-board (its UI's files by path), and packages that start workers from a
+//    file path (pino and its transports) or read their own files (@fastify/swagger).
+// Rewritten on the way in:
+//  - `import.meta.url` in svc's own modules becomes the URL of the compiled file it came from, so
+//    the files they read beside them (migrations, package.json, the catalog's YAML, ui/dist, the
+//    prebuilt API document) are found as before;
+//  - `__dirname` and `__filename` in a bundled package (ioredis, before it was kept out) name the
+//    package's own folder and file under node_modules, found from the chunk's URL; in an ES module
+//    they would be a ReferenceError on the path that uses them.
+import { build } from 'esbuild';
+import path from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
+
+const root = path.resolve(import.meta.dirname, '..');
+const dist = path.join(root, 'dist');
+const outdir = path.join(dist, 'bundle');
+
+export const EXTERNAL = [
+  '@duckdb/*', '@node-rs/*', 'msgpackr', 'msgpackr-extract',
+  '@kubernetes/client-node', 'dockerode', '@aws-sdk/*', '@smithy/*', 'playwright-core',
+  'bullmq', 'ioredis', 'yaml', '@bull-board/*', 'pino', 'pino-pretty', 'thread-stream', '@fastify/swagger',
+];
+
+const fromBundle = (file) => JSON.stringify(path.relative(outdir, file).split(path.sep).join('/'));
+
+/** The rewrites above, of svc's compiled modules and of bundled packages that name their own path. */
+const rewrites = {
+  name: 'svc-rewrites',
+  setup(b) {
+    b.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
+      if (args.path.startsWith(outdir + path.sep)) return undefined;
+      let text = await readFile(args.path, 'utf8');
+      if (args.path.startsWith(dist + path.sep)) {
+        text = text.replaceAll('import.meta.url', `new URL(${fromBundle(args.path)}, import.meta.url).href`);
+        return { contents: text, loader: 'js' };
+      }
+      if (!/\b__(dirname|filename)\b/.test(text)) return undefined;
+      // (the chunk's URL from its banner: `import.meta` here would make esbuild read the package as ESM)
+      const own = `var __filename = __svcFileURLToPath(new URL(${fromBundle(args.path)}, __svcChunkUrl)), __dirname = __svcDirname(__filename);\n`;
+      return { contents: own + text, loader: 'js' };
+    });
+  },
+};
+
+await rm(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: [path.join(dist, 'cli/main.js')],
+  bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node24',
+  outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
+  // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
+  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
+  plugins: [rewrites],
+});
