@@ -222,9 +222,22 @@ export class Queues {
     return queue as Queue<P>;
   }
 
-  /** Whether the Redis connection is up now (requests answer 503 at once rather than queue commands for an outage). */
+  private watching = false;
+  private wasReady = false;
+
+  /**
+   * Whether the Redis connection is up now (requests answer 503 at once rather than queue commands
+   * for an outage). A connection still making its first connect counts as up: it is opened on
+   * first use (nothing connects before `svc serve` listens), and the command waits for it.
+   */
   available(): boolean {
-    return this.redis().status === 'ready';
+    const r = this.redis();
+    if (!this.watching) {
+      this.watching = true;
+      r.on('ready', () => { this.wasReady = true; });
+    }
+    if (r.status === 'ready') { this.wasReady = true; return true; }
+    return !this.wasReady && (r.status === 'wait' || r.status === 'connecting' || r.status === 'connect');
   }
 
   /** Every declared queue, opened. */
