@@ -56,7 +56,7 @@ export function filesOutside(metadataLocation: string, metadataText: string, loc
 
 /** Queues the purge of a dropped table; the same table id twice is one job. */
 export async function enqueuePurge(s: Services, job: CatalogPurgeJob): Promise<void> {
-  await s.queues.get(QUEUES.catalogPurge).add('purge', job, jobOptions(QUEUES.catalogPurge, { jobId: `purge-${job.tableId}` }));
+  await s.queues.forRequest(() => s.queues.get(QUEUES.catalogPurge).add('purge', job, jobOptions(QUEUES.catalogPurge, { jobId: `purge-${job.tableId}` })), 'the purge');
 }
 
 const likeEscape = (v: string) => v.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -5,7 +5,7 @@ import type { Services } from '../services.js';
 import type { Db } from '../db/index.js';
 import type { EngineKind, EngineResources, EngineRow } from '../db/engine-types.js';
 import { idpIssuer } from '../config/index.js';
-import { DomainError, badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
+import { DependencyUnavailable, DomainError, badRequest, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { QUEUES, jobOptions } from '../queue/queues.js';
 import type { Actor } from '../access/actor.js';
 import { createClient, deleteClient } from '../idp/clients.js';
@@ -103,7 +103,7 @@ export async function createEngine(s: Services, actor: Actor, ws: { id: string; 
       oauth_client_id: client.client_id, client_secret_sealed: s.sealer.seal(client.client_secret, `engine-client:${client.client_id}`),
       idp_issuer: idpIssuer(s.config), created_by: actor.id, state_changed_at: s.clock.now(),
     }).returningAll().executeTakeFirstOrThrow();
-    await enqueueEngine(s, row.id, row.generation);
+    await enqueueForRequest(s, row.id, row.generation);
     return row;
   } catch (err) {
     await deleteClient({ db: s.db, invalidator: s.invalidator, clock: s.clock }, actor, client.client_id)
@@ -139,6 +139,17 @@ export async function getEngine(db: Db, workspaceId: string, name: string): Prom
     .where('workspace_id', '=', workspaceId).where('name', '=', name).where('desired', '!=', 'deleted').executeTakeFirst();
 }
 
+/**
+ * A request's enqueue: the change is recorded either way, so Redis being away does not hold the
+ * answer (at most 3 s): the engines' sweep (transition.ts) queues every transitional engine again.
+ */
+async function enqueueForRequest(s: Services, id: string, generation: number): Promise<void> {
+  await s.queues.forRequest(() => enqueueEngine(s, id, generation), 'the engine change').catch((err: Error) => {
+    if (!(err instanceof DependencyUnavailable)) throw err;
+    s.logging.module('svc::engines').warn({ engine: id, err: err.message }, 'engine change recorded; its job is queued by the sweep when Redis is back');
+  });
+}
+
 /** start, stop or delete: records the change (one statement, guarded by the state read) and enqueues. */
 export async function requestEngine(s: Services, workspaceId: string, name: string, req: EngineRequest): Promise<EngineRow> {
   for (let i = 0; i < 3; i++) {
@@ -152,7 +163,7 @@ export async function requestEngine(s: Services, workspaceId: string, name: stri
       .where('id', '=', row.id).where('generation', '=', row.generation).where('state', '=', row.state)
       .returningAll().executeTakeFirst();
     if (!next) continue; // changed under us: read again
-    await enqueueEngine(s, next.id, next.generation);
+    await enqueueForRequest(s, next.id, next.generation);
     return next;
   }
   throw conflict('engine is changing: try again');

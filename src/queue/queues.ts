@@ -5,6 +5,8 @@
 import { createRequire } from 'node:module';
 import type { Queue, ConnectionOptions, JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { DependencyUnavailable } from '../errors.js';
+import { within } from '../util/deadline.js';
 import type { AuditBatch } from '../audit/sink.js';
 
 // bullmq is loaded on first use: `svc openapi` and one-shot commands never need it.
@@ -238,6 +240,19 @@ export class Queues {
     }
     if (r.status === 'ready') { this.wasReady = true; return true; }
     return !this.wasReady && (r.status === 'wait' || r.status === 'connecting' || r.status === 'connect');
+  }
+
+  /** How long a request waits for Redis to take a job. */
+  static readonly REQUEST_WAIT_MS = 3_000;
+
+  /**
+   * An enqueue a request waits on: refused at once when Redis is down, and after
+   * Queues.REQUEST_WAIT_MS when it does not answer (ioredis would hold the command for the whole
+   * outage), as DependencyUnavailable (503 with Retry-After). The job may still be added later.
+   */
+  async forRequest<T>(add: () => Promise<T>, what: string): Promise<T> {
+    if (!this.available()) throw new DependencyUnavailable('Redis', `the job queue is not connected: ${what} cannot be queued`);
+    return within(add(), Queues.REQUEST_WAIT_MS, () => new DependencyUnavailable('Redis', `the job queue did not take ${what} within ${Queues.REQUEST_WAIT_MS} ms`));
   }
 
   /** Every declared queue, opened. */
