@@ -9,7 +9,7 @@ import { requirePolicies, requireRight, type CatalogCaller, type CatalogRight, t
 import { createTable, dropTable } from './tables.js';
 import { commitFiles } from './table-writes.js';
 import { IcebergError } from './errors.js';
-import { findWarehouse, storageKey, warehouseStore, type Warehouse } from './warehouse.js';
+import { findWarehouse, storageKey, warehouseStore } from './warehouse.js';
 
 /** The statement's principal as a catalog caller: its role in its own workspace, its policy subject. */
 function callerOf(a: WriteActor, slug: string): CatalogCaller {
@@ -21,10 +21,15 @@ function callerOf(a: WriteActor, slug: string): CatalogCaller {
 }
 
 export function catalogWrites(services: () => Services): CatalogWrites {
-  const scope = async (a: WriteActor, right: CatalogRight, what: string, levels: string[], name: string, op: PolicyOp) => {
+  /** The statement's workspace as the catalog knows it. */
+  const warehouseOf = async (a: WriteActor) => {
     const s = services();
     const row = await s.db.selectFrom('workspaces').select('slug').where('id', '=', a.workspaceId).executeTakeFirstOrThrow();
-    const wh = await findWarehouse(s, row.slug);
+    return { s, wh: await findWarehouse(s, row.slug) };
+  };
+  /** The warehouse and caller, after the right and policy checks of the matching REST route. */
+  const scope = async (a: WriteActor, right: CatalogRight, what: string, levels: string[], name: string, op: PolicyOp) => {
+    const { s, wh } = await warehouseOf(a);
     const caller = callerOf(a, wh.slug);
     await requireRight(caller, wh.slug, right, what);
     await requirePolicies(s, caller, wh.slug, levels, name, op);
@@ -61,8 +66,7 @@ export function catalogWrites(services: () => Services): CatalogWrites {
       await scope(a, 'write', 'writing to a table', levels, name, 'commit');
     },
     async upload(a, tableLocation, file, localPath) {
-      const s = services();
-      const { wh } = await whOf(s, a);
+      const { s, wh } = await warehouseOf(a);
       const base = tableLocation.replace(/\/+$/, '');
       const location = `${base}/data/${file}`;
       const key = storageKey(s, location);
@@ -73,14 +77,10 @@ export function catalogWrites(services: () => Services): CatalogWrites {
       return location;
     },
     async commit(a, levels, name, change) {
-      const { s, wh, caller } = await scope(a, 'write', 'writing to a table', levels, name, 'commit');
-      const done = await commitFiles(s, wh, caller, levels, name, change);
+      // commitFiles checks the right and the policies itself, as for any caller
+      const { s, wh } = await warehouseOf(a);
+      const done = await commitFiles(s, wh, callerOf(a, wh.slug), levels, name, change);
       return { snapshotId: done.snapshotId };
     },
   };
-}
-
-async function whOf(s: Services, a: WriteActor): Promise<{ wh: Warehouse }> {
-  const row = await s.db.selectFrom('workspaces').select('slug').where('id', '=', a.workspaceId).executeTakeFirstOrThrow();
-  return { wh: await findWarehouse(s, row.slug) };
 }

@@ -7,6 +7,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { QueryFailure, type EngineResult, type EngineRun } from './types.js';
 import { duckdbParser, walk, type Node, type SqlParser } from './sql/parser.js';
+import { fillNullSlot } from './sql/build.js';
 import { explained, readStatement, render, SqlSyntaxError, StatementRefusal, type QName, type Statement } from './sql/statement.js';
 import { authorize, type Authorized } from './sql/authorize.js';
 import { trinoTimeTravel } from './sql/time-travel.js';
@@ -123,11 +124,7 @@ const OTHER_CATALOGS = new Set(['temp', 'system', CATALOG]);
 async function evaluate(conn: DuckDBConnection, parser: SqlParser, expr: Node, as: 'bigint' | 'epoch_ms'): Promise<string> {
   const template = await parser.parse(as === 'bigint' ? 'SELECT CAST(NULL AS BIGINT)' : 'SELECT epoch_ms(CAST(NULL AS TIMESTAMP WITH TIME ZONE))');
   if (!template.ok) throw new Error('the time-travel template did not parse');
-  const stmt = template.statements[0]!;
-  let slot: Node | undefined;
-  walk(stmt, (n) => { if (n.class === 'CONSTANT' && (n.value as Node)?.is_null === true) slot = n; });
-  for (const k of Object.keys(slot!)) delete slot![k];
-  Object.assign(slot!, expr);
+  const stmt = fillNullSlot(template.statements[0]!, expr);
   try {
     const rows = (await conn.runAndReadAll(await parser.print(stmt))).getRows();
     const v = rows[0]?.[0];

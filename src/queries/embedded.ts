@@ -6,7 +6,7 @@
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import type { EngineDriver, EngineRun, EngineResult, QueryColumn } from './types.js';
-import { QueryFailure, withoutSqlContext } from './types.js';
+import { QueryFailure, hasParams, withoutSqlContext } from './types.js';
 import { Semaphore } from './semaphore.js';
 import { Databases, loadDuckDB, type Db } from './embedded-db.js';
 import { limitZero } from './sql/build.js';
@@ -193,5 +193,4 @@ function hidePaths(ran: string, sent: string, dir: string | undefined): (v: unkn
   return (v) => (typeof v === 'string' ? v.split(ran).join(sent).replace(/[^\s│,]+/g, (w) => (piece(w) ? '…'.padEnd(w.length) : w)) : v);
 }
 
-const hasParams = (p: EngineRun['params']) => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').slice(0, 2000);

@@ -50,6 +50,9 @@ export interface EngineDriver {
  */
 export type FailureKind = 'failed' | 'refused' | 'timeout' | 'cancelled' | 'busy' | 'disabled' | 'not_found';
 
+/** Whether a run carries parameters to bind. */
+export const hasParams = (p: QueryParams): boolean => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);
+
 export class QueryFailure extends Error {
   constructor(readonly kind: FailureKind, message: string) {
     super(message);

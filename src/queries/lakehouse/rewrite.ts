@@ -16,6 +16,7 @@ import { QueryFailure } from '../types.js';
 import { walk, type Node, type ScalarQuery, type SqlParser } from '../sql/parser.js';
 import { CATALOG, duckType, levelsOf, qualifiedName, schemaOf } from './names.js';
 import { quoteIdent } from '../sql/lexer.js';
+import { replaceNode, subquery } from '../sql/build.js';
 import { decide } from '../../policy/decide.js';
 import type { Subject } from '../../policy/evaluate.js';
 import { PolicyRefusal, tablePolicySql, type TablePolicySql } from './policy-sql.js';
@@ -113,14 +114,13 @@ async function replace(lh: Lakehouse, ctx: RewriteContext, trees: Node[], ref: N
 
   const node = await scanNode(lh, ctx, shown, plan, plan.tasks, releases, !!policy);
   if (policy) applyPolicy(node, plan.schema.struct.fields.map((f) => f.name), policy);
-  const alias = String(ref.alias || name);
-  const replacement: Node = {
-    type: 'SUBQUERY', alias, sample: ref.sample ?? null, query_location: 0,
-    subquery: { node, named_param_map: [] }, column_name_alias: ref.column_name_alias ?? [],
-  };
-  for (const k of Object.keys(ref)) delete ref[k];
-  Object.assign(ref, replacement);
+  substitute(ref, node, name, (ref.column_name_alias as string[] | undefined) ?? []);
   return { name: shown, snapshotId: plan.snapshotId === null ? null : String(plan.snapshotId), files: plan.tasks.length, skippedFiles: plan.skippedFiles };
+}
+
+/** The reference becomes `(<node>) AS <its alias, else the name>`, keeping its sample; `columns` name the subquery's columns. */
+function substitute(ref: Node, node: Node, name: string, columns: string[]): void {
+  replaceNode(ref, { ...subquery({ node }, String(ref.alias || name), columns), sample: ref.sample ?? null });
 }
 
 /** A catalog view: its query (names resolved, tables rewritten for the reader, policies on the view applied) in place of the reference. */
@@ -149,12 +149,7 @@ async function replaceView(lh: Lakehouse, ctx: RewriteContext, ref: Node, levels
     applyPolicy(outer, names, policy);
     node = outer;
   }
-  const replacement: Node = {
-    type: 'SUBQUERY', alias: String(ref.alias || name), sample: ref.sample ?? null, query_location: 0,
-    subquery: { node, named_param_map: [] }, column_name_alias: policy ? (ref.column_name_alias ?? []) : named,
-  };
-  for (const k of Object.keys(ref)) delete ref[k];
-  Object.assign(ref, replacement);
+  substitute(ref, node, name, policy ? (ref.column_name_alias as string[] | undefined) ?? [] : named);
   return { name: shown, snapshotId: null, files: 0, skippedFiles: 0 };
 }
 

@@ -17,9 +17,9 @@ import type { Schema } from '../../iceberg/types.js';
 import type { NewDataFile } from '../../iceberg/writer.js';
 import { decide, type EngineAccess } from '../../policy/decide.js';
 import type { EngineResult, EngineRun } from '../types.js';
-import { QueryFailure, withoutSqlContext } from '../types.js';
-import { walk, type Node, type SqlParser, type ScalarQuery } from '../sql/parser.js';
-import { constant, subquery } from '../sql/build.js';
+import { QueryFailure, hasParams, withoutSqlContext } from '../types.js';
+import type { Node, SqlParser, ScalarQuery } from '../sql/parser.js';
+import { constant, fillNullSlot, replaceNode, subquery } from '../sql/build.js';
 import { quoteIdent } from '../sql/lexer.js';
 import type { QName, Statement } from '../sql/statement.js';
 import { CATALOG, duckType, levelsOf, qualifiedName, schemaOf } from './names.js';
@@ -134,7 +134,6 @@ async function columnsOf(conn: DuckDBConnection, relation: string): Promise<Arra
   return rows.map((r) => ({ name: String(r[0]), type: String(r[1]), nullable: r[2] === true }));
 }
 
-const hasParams = (p: EngineRun['params']) => (Array.isArray(p) ? p.length > 0 : Object.keys(p).length > 0);
 async function runWithParams(w: WriteRun, sql: string): Promise<void> {
   if (hasParams(w.q.params)) await w.conn.run(sql, w.q.params as never);
   else await w.conn.run(sql);
@@ -305,9 +304,7 @@ async function fileQuery(w: WriteRun, check: Node, targetIn: (tree: Node) => Nod
   const tree = cloneTree(check);
   const ref = targetIn(tree);
   const scan = await scanNode(w.lh, w.rewrite, t.shown, plan, [task], releases);
-  const replacement = { ...subquery({ node: scan }, String(ref.alias || t.name)), column_name_alias: [] };
-  for (const k of Object.keys(ref)) delete ref[k];
-  Object.assign(ref, replacement);
+  replaceNode(ref, subquery({ node: scan }, String(ref.alias || t.name)));
   const others = await readCatalogTables(w.lh, { ...w.rewrite, reads: { n: 0 } }, [tree]);
   releases.push(others.release);
   const select = tree.node as Node;
@@ -319,11 +316,7 @@ async function fileQuery(w: WriteRun, check: Node, targetIn: (tree: Node) => Nod
   const star = await template(w, 'SELECT *');
   select.select_list = (star.node as Node).select_list;
   if (select.where_clause) {
-    const not = await template(w, 'SELECT 1 WHERE (NULL) IS NOT TRUE');
-    let slot: Node | undefined;
-    walk(not, (n) => { if (n.class === 'CONSTANT' && (n.value as Node)?.is_null === true) slot = n; });
-    Object.keys(slot!).forEach((k) => delete slot![k]);
-    Object.assign(slot!, select.where_clause);
+    const not = fillNullSlot(await template(w, 'SELECT 1 WHERE (NULL) IS NOT TRUE'), select.where_clause as Node);
     select.where_clause = (not.node as Node).where_clause;
   } else {
     select.where_clause = constant(false);
