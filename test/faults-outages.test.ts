@@ -5,13 +5,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { query } from './helpers/db.js';
-import { runSvc, serviceEnv, signInHttp, spawnSvc, waitExit } from './helpers/cli.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
+import { spawnSvc, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
 import { waitFor } from './helpers/workflow.js';
-import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './helpers/private-services.js';
+import { startFaultBed, type FaultBed } from './helpers/fault-bed.js';
 
-const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
 /** A line the server logs: its output reaches the test through a pipe, sometimes after the answer did. */
 const logged = (re: RegExp) => waitFor(async () => re.test(svc.output()), `the log line ${re}`, 5_000);
 const FIXTURE = fileURLToPath(new URL('./fixtures/slow-serve.ts', import.meta.url));
@@ -19,36 +17,16 @@ const HOOK_KEY = 'a-webhook-key-0123456789abcdef';
 const QUICK = `id: quick\nnamespace: team\ntasks:\n  - id: o\n    type: output\n    values: { ok: true }\ntriggers:\n  - id: hook\n    type: webhook\n    key: ${HOOK_KEY}\n`;
 const NAPS = 'id: naps\nnamespace: team\ntasks:\n  - id: both\n    type: parallel\n    tasks:\n      - id: n1\n        type: sleep\n        duration: PT30S\n      - id: n2\n        type: sleep\n        duration: PT30S\n';
 
-let pg: PrivatePostgres; let redis: PrivateRedis; let s3: TestS3; let env: Record<string, string>;
-let svc: Awaited<ReturnType<typeof spawnSvc>>; let base: string; let headers: Record<string, string>;
+let bed: FaultBed;
+let pg: FaultBed['pg']; let redis: FaultBed['redis']; let s3: FaultBed['s3']; let env: FaultBed['env'];
+let svc: FaultBed['svc']; let base: string; let headers: Record<string, string>;
 
 before(async () => {
-  pg = await startPrivatePostgres();
-  redis = await startPrivateRedis();
-  s3 = await startS3();
-  env = serviceEnv(pg.url, s3, {
-    SVC_REDIS__URL: redis.url, SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true',
-    SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password,
-    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__REAPER_INTERVAL_SECS: '1', SVC_WORKFLOW__WEBHOOKS_ENABLED: 'true',
-  });
-  const init = await runSvc(['init'], { env });
-  assert.equal(init.code, 0, init.stderr);
-  const port = await freePort();
-  svc = await spawnSvc(['serve'], { env: { ...env, SVC_SERVER__PORT: String(port) }, ready: /"msg":"listening"/ });
-  base = `http://127.0.0.1:${port}`;
-  ({ headers } = await signInHttp(base, ADMIN.email, ADMIN.password));
-  for (const flow of [QUICK, NAPS]) {
-    const saved = await fetch(`${base}/workflows/v1/default/flows`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-yaml' }, body: flow });
-    assert.equal(saved.status, 201, await saved.text());
-  }
+  bed = await startFaultBed({ SVC_WORKFLOW__WEBHOOKS_ENABLED: 'true' }, [QUICK, NAPS]);
+  ({ pg, redis, s3, env, svc, base, headers } = bed);
 });
 
-after(async () => {
-  if (svc) { svc.child.kill('SIGTERM'); await waitExit(svc.child).catch(() => svc.child.kill('SIGKILL')); }
-  await redis?.destroy();
-  await pg?.destroy();
-  await s3?.stop().catch(() => undefined);
-});
+after(async () => { await bed?.close(); });
 
 const start = (flow: string, extra: Record<string, string> = {}) =>
   fetch(`${base}/workflows/v1/default/executions/team/${flow}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', ...extra }, body: '{}' });

@@ -7,46 +7,25 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { query } from './helpers/db.js';
-import { runSvc, serviceEnv, signInHttp, spawnSvc, waitExit } from './helpers/cli.js';
-import { startS3, type TestS3 } from './helpers/s3.js';
-import { freePort } from './helpers/net.js';
 import { waitFor } from './helpers/workflow.js';
-import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './helpers/private-services.js';
+import { startFaultBed, type FaultBed } from './helpers/fault-bed.js';
 
-const ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
 const FLOW = 'id: steps\nnamespace: team\ntasks:\n  - id: a\n    type: sleep\n    duration: PT2S\n  - id: b\n    type: output\n    values: { ok: true }\n  - id: c\n    type: sleep\n    duration: PT1S\n';
 const EXECUTIONS = 6;
 
-let pg: PrivatePostgres; let redis: PrivateRedis; let s3: TestS3;
-let svc: Awaited<ReturnType<typeof spawnSvc>>; let base: string; let headers: Record<string, string>;
+let bed: FaultBed;
+let pg: FaultBed['pg']; let redis: FaultBed['redis']; let svc: FaultBed['svc']; let base: string; let headers: Record<string, string>;
 
 before(async () => {
-  pg = await startPrivatePostgres();
-  redis = await startPrivateRedis();
-  s3 = await startS3();
-  const env = serviceEnv(pg.url, s3, {
-    SVC_REDIS__URL: redis.url, SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true',
-    SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password,
-    SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_WORKFLOW__REAPER_INTERVAL_SECS: '1', SVC_WORKFLOW__WORKING_TIMEOUT_S: '6', SVC_WORKFLOW__KILL_POLL_MS: '500',
+  bed = await startFaultBed({
+    SVC_WORKFLOW__WORKING_TIMEOUT_S: '6', SVC_WORKFLOW__KILL_POLL_MS: '500',
     // two claimed runs at a time: the other first tasks wait in Redis as jobs, which a restart without data loses
     SVC_WORKFLOW__BATCH: '2',
-  });
-  const init = await runSvc(['init'], { env });
-  assert.equal(init.code, 0, init.stderr);
-  const port = await freePort();
-  svc = await spawnSvc(['serve'], { env: { ...env, SVC_SERVER__PORT: String(port) }, ready: /"msg":"listening"/ });
-  base = `http://127.0.0.1:${port}`;
-  ({ headers } = await signInHttp(base, ADMIN.email, ADMIN.password));
-  const saved = await fetch(`${base}/workflows/v1/default/flows`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-yaml' }, body: FLOW });
-  assert.equal(saved.status, 201, await saved.text());
+  }, [FLOW]);
+  ({ pg, redis, svc, base, headers } = bed);
 });
 
-after(async () => {
-  if (svc) { svc.child.kill('SIGTERM'); await waitExit(svc.child).catch(() => svc.child.kill('SIGKILL')); }
-  await redis?.destroy();
-  await pg?.destroy();
-  await s3?.stop();
-});
+after(async () => { await bed?.close(); });
 
 async function startExecutions(): Promise<string[]> {
   const ids: string[] = [];
