@@ -2,6 +2,8 @@
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { buffer } from 'node:stream/consumers';
+import { createObjectGetter, type ObjectGetter } from './object-get.js';
 
 // The AWS SDK is large: it is loaded on the first object-store call, not at start.
 const require = createRequire(import.meta.url);
@@ -54,6 +56,9 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
     // for the system's TCP timeout; transfers themselves are not bounded (large streams).
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
   }));
+  // Reads, the most frequent call (every manifest and data file of a scan), skip the SDK's pipeline.
+  let getter: ObjectGetter | undefined;
+  const reader = () => (getter ??= createObjectGetter(cfg));
   const Bucket = cfg.bucket;
   return {
     bucket: Bucket,
@@ -69,13 +74,10 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
       await client().send(new (sdk().PutObjectCommand)({ Bucket, Key: key, Body: body, ContentType: contentType }));
     },
     async get(key) {
-      try {
-        const out = await client().send(new (sdk().GetObjectCommand)({ Bucket, Key: key }));
-        return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
-      } catch (err) {
-        if ((err as { name?: string }).name === 'NoSuchKey') return null;
-        throw err;
-      }
+      const obj = await reader().getStream(key);
+      if (!obj) return null;
+      const b = await buffer(obj.body);
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
     },
     async delete(key) {
       await client().send(new (sdk().DeleteObjectCommand)({ Bucket, Key: key }));
@@ -100,15 +102,7 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
         throw err;
       }
     },
-    async getStream(key) {
-      try {
-        const out = await client().send(new (sdk().GetObjectCommand)({ Bucket, Key: key }));
-        return { body: out.Body as Readable, size: out.ContentLength ?? 0 };
-      } catch (err) {
-        if ((err as { name?: string }).name === 'NoSuchKey') return null;
-        throw err;
-      }
-    },
+    getStream: (key) => reader().getStream(key),
     async putStream(key, body, contentType) {
       const { Upload } = require('@aws-sdk/lib-storage') as typeof import('@aws-sdk/lib-storage');
       await new Upload({ client: client(), params: { Bucket, Key: key, Body: body, ContentType: contentType } }).done();
@@ -125,6 +119,6 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
         if (!page.IsTruncated && keys.length < 1000) return deleted;
       }
     },
-    close() { s3?.destroy(); },
+    close() { s3?.destroy(); getter?.close(); },
   };
 }
