@@ -9,18 +9,24 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { runSvc, serviceEnv, signInHttp, spawnSvc, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
+import { Redis } from 'ioredis';
+
+// A Redis database of its own: another `svc serve` on the default prefix (a test file running
+// beside this one, a benchmark) would take these queries' jobs and leave them QUEUED here.
+const REDIS_URL = 'redis://127.0.0.1:6379/11';
+const flush = async () => { const r = new Redis(REDIS_URL); await r.flushdb(); await r.quit(); };
 
 let db: TestDatabase;
 let s3: TestS3;
-before(async () => { db = await createTestDatabase(); s3 = await startS3(); });
-after(async () => { await db.drop(); await s3.stop(); });
+before(async () => { db = await createTestDatabase(); s3 = await startS3(); await flush(); });
+after(async () => { await db.drop(); await s3.stop(); await flush(); });
 
 describe('the thread pool under long queries', () => {
   test('with engine.concurrency long queries running, sign-in and the token endpoint answer before any of them ends', async () => {
     const port = await freePort();
     const env = serviceEnv(db.url, s3, {
       SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_ENGINES__PROVISIONER: 'none',
-      SVC_ENGINE__CONCURRENCY: '4', SVC_ENGINE__QUERY_TIMEOUT_SECS: '120', SVC_ADMIN_EMAIL: 'ops@example.com', SVC_ADMIN_PASSWORD: 'a-long-enough-password-1',
+      SVC_REDIS__URL: REDIS_URL, SVC_ENGINE__CONCURRENCY: '4', SVC_ENGINE__QUERY_TIMEOUT_SECS: '120', SVC_ADMIN_EMAIL: 'ops@example.com', SVC_ADMIN_PASSWORD: 'a-long-enough-password-1',
     });
     delete env.UV_THREADPOOL_SIZE;
     const init = await runSvc(['init'], { env });
