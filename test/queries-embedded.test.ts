@@ -190,6 +190,20 @@ describe('cancelling at any moment', () => {
       assert.equal((await failure(long)).kind, 'cancelled', `cancel at moment ${i}`);
     }
   });
+
+  test('a cancel or a timeout landing while the statement is parsed (on the parser database) stops the query, and the next one parses', async () => {
+    const { run } = engines({});
+    const ws = randomUUID();
+    // 120 KB of select list: its parse takes DuckDB hundreds of milliseconds
+    const wide = `SELECT ${Array.from({ length: 60_000 }, (_, i) => String(i % 10)).join(', ')}`;
+    const ac = new AbortController();
+    const cancelled = run(ws, wide, { signal: ac.signal, timeoutMs: 30_000 });
+    setTimeout(() => ac.abort(), 20);
+    assert.equal((await failure(cancelled)).kind, 'cancelled');
+    assert.equal((await failure(run(ws, wide, { timeoutMs: 1 }))).kind, 'timeout');
+    // the interrupted parser connections are not reused with a stale interrupt
+    for (let i = 0; i < 3; i++) assert.deepEqual((await run(ws, `SELECT ${i} AS n`)).rows, [[i]]);
+  });
 });
 
 describe('when the embedded engine is offered', () => {

@@ -14,6 +14,7 @@ import { loadConfig } from '../src/config/index.js';
 import { QueryEngines, runQuery, type RunQueryInput } from '../src/queries/run.js';
 import { QueryFailure, type QueryRole } from '../src/queries/types.js';
 import { Databases, scalarOn } from '../src/queries/embedded-db.js';
+import { ParserDb } from '../src/queries/embedded-parser.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-stmt-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -187,4 +188,30 @@ test('the parser\'s own statements are prepared once per connection, answer call
   // a database's idle connection reused after a refusal still parses
   await refusal(viewer('DROP TABLE t'), 'DROP TABLE t');
   assert.equal((await viewer('SELECT 41 + 1')).rows[0]![0], 42);
+});
+
+test('the parser database: sandboxed and locked, one thread, connections kept up to its bound, a failed call\'s connection dropped', async () => {
+  const parsers = new ParserDb('64MB', 2, pino({ level: 'silent' }));
+  after(() => parsers.close());
+  const setting = (name: string) => parsers.scalar(`SELECT current_setting('${name}')::VARCHAR || $1::VARCHAR`, '');
+  assert.equal(await setting('enable_external_access'), 'false');
+  assert.equal(await setting('lock_configuration'), 'true');
+  assert.equal(await setting('threads'), '1');
+  await assert.rejects(parsers.scalar("SELECT $1::VARCHAR FROM read_csv('/etc/passwd')", 'x'), /disabled|Permission|external/i);
+  // three calls at once: three connections, two kept; each call answers its own text
+  const seen = new Set<unknown>();
+  const trees = await Promise.all(['SELECT 1', 'SELECT 2', 'SELECT 3'].map((s) => parsers.scalar('SELECT json_serialize_sql($1::VARCHAR)', s, (c) => { if (c) seen.add(c); })));
+  assert.equal(seen.size, 3);
+  assert.deepEqual(trees.map((t) => (JSON.parse(t) as { statements: unknown[] }).statements.length), [1, 1, 1]);
+  assert.equal(new Set(trees).size, 3, 'each call answered its own text');
+  const again = new Set<unknown>();
+  for (let i = 0; i < 4; i++) await parsers.scalar('SELECT upper($1::VARCHAR)', 'x', (c) => { if (c) again.add(c); });
+  assert.equal(again.size, 1, 'one call at a time reuses one kept connection');
+  const [kept] = again;
+  await assert.rejects(parsers.scalar('SELECT error($1::VARCHAR)', 'boom'), /boom/);
+  const after1 = new Set<unknown>();
+  await parsers.scalar('SELECT upper($1::VARCHAR)', 'x', (c) => { if (c) after1.add(c); });
+  await parsers.scalar('SELECT upper($1::VARCHAR)', 'x', (c) => { if (c) after1.add(c); });
+  assert.equal(after1.size, 1);
+  assert.ok(!after1.has(kept), 'the failed call\'s connection is not handed out again');
 });

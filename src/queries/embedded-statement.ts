@@ -6,7 +6,7 @@
 // rewritten on the tree into a scan of the table's files. What runs is printed from the trees.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { QueryFailure, type EngineResult, type EngineRun } from './types.js';
-import { duckdbParser, walk, type Node, type SqlParser } from './sql/parser.js';
+import { duckdbParser, walk, type Node, type ScalarQuery, type SqlParser } from './sql/parser.js';
 import { fillNullSlot } from './sql/build.js';
 import { explained, readStatement, render, SqlSyntaxError, StatementRefusal, type QName, type Statement } from './sql/statement.js';
 import { authorize, type Authorized } from './sql/authorize.js';
@@ -32,9 +32,10 @@ export interface PreparedStatement {
 
 const METADATA_FUNCTIONS = new Set(['duckdb_tables', 'duckdb_columns', 'duckdb_schemas', 'duckdb_views', 'duckdb_constraints', 'duckdb_dependencies', 'pragma_table_info', 'pragma_show', 'summary']);
 
-export async function prepareStatement(conn: DuckDBConnection, db: Db, q: EngineRun, lh: Lakehouse | undefined): Promise<PreparedStatement> {
+/** `parse` runs the parser's statements (on the parser database: embedded-parser.ts); `conn` the rest. */
+export async function prepareStatement(conn: DuckDBConnection, db: Db, parse: ScalarQuery, q: EngineRun, lh: Lakehouse | undefined): Promise<PreparedStatement> {
   const scalar = (sql: string, arg: string) => scalarOn(conn, sql, arg);
-  const parser = duckdbParser(scalar, q.workspaceId);
+  const parser = duckdbParser(parse, q.workspaceId);
   try {
     const statement = await readStatement(trinoTimeTravel(q.sql), parser);
     const auth = authorize(statement, q.role);

@@ -6,11 +6,13 @@
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import type { EngineDriver, EngineRun, EngineResult, QueryColumn } from './types.js';
+import type { ScalarQuery } from './sql/parser.js';
 import { QueryFailure, hasParams, withoutSqlContext } from './types.js';
 import { Semaphore } from './semaphore.js';
 import { Databases, loadDuckDB, type Db } from './embedded-db.js';
 import { limitZero } from './sql/build.js';
 import { prepareStatement } from './embedded-statement.js';
+import { ParserDb } from './embedded-parser.js';
 import type { Lakehouse } from './lakehouse/lakehouse.js';
 import { ST } from './sql/authorize.js';
 import { valueBytes } from './bytes.js';
@@ -32,9 +34,11 @@ export class EmbeddedEngine implements EngineDriver {
   readonly kind = 'embedded';
   private readonly databases: Databases;
   private readonly slots: Semaphore;
+  private readonly parsers: ParserDb;
 
   constructor(opts: EmbeddedOptions, private readonly log: Logger, private readonly lakehouse?: () => Lakehouse | undefined) {
     this.slots = new Semaphore(opts.concurrency);
+    this.parsers = new ParserDb(opts.memoryLimit, opts.concurrency, log);
     this.databases = new Databases({ ...opts, idleConnections: opts.concurrency, readable: (id) => (lakehouse?.() ? [lakehouse()!.files.dir(id)] : []) }, log);
   }
 
@@ -42,7 +46,7 @@ export class EmbeddedEngine implements EngineDriver {
   openDatabases(): string[] { return this.databases.open(); }
 
   async run(q: EngineRun): Promise<EngineResult> {
-    return this.session(q, (conn, db, stopped) => this.execute(conn, db, q, stopped));
+    return this.session(q, (conn, db, parse, stopped) => this.execute(conn, db, parse, q, stopped));
   }
 
   /**
@@ -52,8 +56,8 @@ export class EmbeddedEngine implements EngineDriver {
    */
   async describe(q: EngineRun): Promise<QueryColumn[]> {
     const asViewer = { ...q, role: 'ws_viewer' as const };
-    return this.session(asViewer, async (conn, db) => {
-      const { statement, parser, release } = await prepareStatement(conn, db, asViewer, this.lakehouse?.());
+    return this.session(asViewer, async (conn, db, parse) => {
+      const { statement, parser, release } = await prepareStatement(conn, db, parse, asViewer, this.lakehouse?.());
       let prepared: DuckDBPreparedStatement | undefined;
       try {
         if (statement.kind !== 'select') throw new QueryFailure('refused', 'only a SELECT can be described');
@@ -69,8 +73,11 @@ export class EmbeddedEngine implements EngineDriver {
     });
   }
 
-  /** A slot, the workspace's database and a connection for `fn`, within the query's timeout and signal. */
-  private async session<T>(q: EngineRun, fn: (conn: DuckDBConnection, db: Db, stopped: () => boolean) => Promise<T>): Promise<T> {
+  /**
+   * A slot, the workspace's database and a connection for `fn`, within the query's timeout and
+   * signal; `parse` runs the parser's statements on the parser database (embedded-parser.ts).
+   */
+  private async session<T>(q: EngineRun, fn: (conn: DuckDBConnection, db: Db, parse: ScalarQuery, stopped: () => boolean) => Promise<T>): Promise<T> {
     const deadline = Date.now() + q.timeoutMs;
     const timeoutError = () => new QueryFailure('timeout', `query exceeded its timeout of ${Math.ceil(q.timeoutMs / 1000)} s (engine.query_timeout_secs) and was cancelled`);
     if (q.signal?.aborted) throw new QueryFailure('cancelled', 'query was cancelled');
@@ -81,6 +88,8 @@ export class EmbeddedEngine implements EngineDriver {
     });
     let db: Db | undefined;
     let conn: DuckDBConnection | undefined;
+    // the parser database's connection while a parse of this query runs there
+    let parsing: DuckDBConnection | undefined;
     let timer: NodeJS.Timeout | undefined;
     let why: 'timeout' | 'cancelled' | undefined;
     let again: NodeJS.Timeout | undefined;
@@ -90,7 +99,8 @@ export class EmbeddedEngine implements EngineDriver {
     const interrupt = (reason: 'timeout' | 'cancelled') => {
       why ??= reason;
       conn?.interrupt();
-      again ??= setInterval(() => conn?.interrupt(), 25);
+      parsing?.interrupt();
+      again ??= setInterval(() => { conn?.interrupt(); parsing?.interrupt(); }, 25);
     };
     const onAbort = () => interrupt('cancelled');
     // Listening from the start: an abort while the database opens is not missed.
@@ -104,7 +114,11 @@ export class EmbeddedEngine implements EngineDriver {
       db = await this.databases.acquire(q.workspaceId);
       conn = db.idle.pop() ?? await db.instance.connect();
       if (why) throw new Error(why);
-      return await fn(conn, db, () => why !== undefined);
+      const parse: ScalarQuery = (sql, arg) => this.parsers.scalar(sql, arg, (c) => {
+        parsing = c;
+        if (why) c?.interrupt();
+      });
+      return await fn(conn, db, parse, () => why !== undefined);
     } catch (err) {
       // A connection whose statement failed midway is not trusted with the next query.
       reusable = err instanceof QueryFailure && err.kind === 'refused';
@@ -128,10 +142,10 @@ export class EmbeddedEngine implements EngineDriver {
     }
   }
 
-  private async execute(conn: DuckDBConnection, db: Db, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
+  private async execute(conn: DuckDBConnection, db: Db, parse: ScalarQuery, q: EngineRun, stopped: () => boolean): Promise<EngineResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDB();
     const lh = this.lakehouse?.();
-    const { sql, auth, release, write, rewritten, statement } = await prepareStatement(conn, db, q, lh);
+    const { sql, auth, release, write, rewritten, statement } = await prepareStatement(conn, db, parse, q, lh);
     // EXPLAIN ANALYZE prints the statement it ran and the files each scan read: of a rewritten
     // one, the person's text stands in for svc's, and the cache folder's paths (which the rules keep
     // from SQL, as current_query) are blanked where the plan's boxes wrapped them
@@ -182,7 +196,10 @@ export class EmbeddedEngine implements EngineDriver {
     }
   }
 
-  async close(): Promise<void> { await this.databases.close(); }
+  async close(): Promise<void> {
+    await this.databases.close();
+    this.parsers.close();
+  }
 }
 
 /** EXPLAIN output of `ran` as the person sent `sent`: each word that is a piece of a file path `ran` names (or of `dir`) is blanked. */
