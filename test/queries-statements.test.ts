@@ -197,6 +197,7 @@ test('the parser database: sandboxed and locked, one thread, connections kept up
   assert.equal(await setting('enable_external_access'), 'false');
   assert.equal(await setting('lock_configuration'), 'true');
   assert.equal(await setting('threads'), '1');
+  assert.equal(await setting('temp_directory'), '', 'it spills nowhere');
   await assert.rejects(parsers.scalar("SELECT $1::VARCHAR FROM read_csv('/etc/passwd')", 'x'), /disabled|Permission|external/i);
   // three calls at once: three connections, two kept; each call answers its own text
   const seen = new Set<unknown>();

@@ -44,6 +44,8 @@ export class ParserDb {
     this.instance ??= loadDuckDB().then(({ DuckDBInstance }) => DuckDBInstance.create(':memory:', {
       threads: '1',
       memory_limit: this.memoryLimit,
+      // nothing spills: no folder of the process is written (the default is ./.tmp)
+      temp_directory: '',
       enable_external_access: 'false',
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
