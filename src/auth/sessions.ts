@@ -22,6 +22,8 @@ export interface ActiveSession {
   createdAt: Date;
   expiresAt: Date;
   lastSeenAt: Date;
+  /** The session's CSRF token (csrfTokenFor), made once per read of the row rather than an HMAC per request. */
+  csrf: Buffer;
 }
 
 export interface NewSession { token: string; csrf: string; expiresAt: Date }
@@ -38,8 +40,12 @@ export function csrfTokenFor(sessionToken: string): string {
 }
 
 export function csrfMatches(sessionToken: string, presented: string | undefined): boolean {
+  return csrfEquals(Buffer.from(csrfTokenFor(sessionToken)), presented);
+}
+
+/** Whether `presented` is `expected` (a session's CSRF token), in constant time. */
+export function csrfEquals(expected: Buffer, presented: string | undefined): boolean {
   if (!presented) return false;
-  const expected = Buffer.from(csrfTokenFor(sessionToken));
   const got = Buffer.from(presented);
   return got.length === expected.length && timingSafeEqual(got, expected);
 }
@@ -84,7 +90,7 @@ export class SessionStore {
         .select(['id_hash', 'user_id', 'sub', 'created_at', 'expires_at', 'last_seen_at'])
         .where('id_hash', '=', idHash).executeTakeFirst();
       if (!row) return null;
-      s = { idHash, userId: row.user_id, sub: row.sub, createdAt: row.created_at, expiresAt: row.expires_at, lastSeenAt: row.last_seen_at };
+      s = { idHash, userId: row.user_id, sub: row.sub, createdAt: row.created_at, expiresAt: row.expires_at, lastSeenAt: row.last_seen_at, csrf: Buffer.from(csrfTokenFor(token)) };
       fresh = true;
     }
     if (now >= s.expiresAt || now.getTime() - s.lastSeenAt.getTime() >= this.policy.idleTtlMs) {

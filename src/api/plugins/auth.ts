@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import '@fastify/cookie';
 import type { AppContext } from '../context.js';
-import { csrfMatches } from '../../auth/sessions.js';
+import { csrfEquals } from '../../auth/sessions.js';
 import { secureFlag } from '../../auth/cookies.js';
 import { allows, type AccessSnapshot, type Requirement } from '../../access/access.js';
 import { DomainError, forbidden, notFound, unauthorized } from '../../errors.js';
@@ -46,7 +46,7 @@ export function installSessionLayer(app: FastifyInstance, ctx: AppContext): void
     req.principal = { userId: s.userId, sub: s.sub, via: 'session', sessionToken: token };
     if (STATE_CHANGING.has(req.method) && req.routeOptions.config?.csrf !== false) {
       const header = req.headers[cfg.csrf.header_name.toLowerCase()];
-      if (!csrfMatches(token, Array.isArray(header) ? header[0] : header)) {
+      if (!csrfEquals(s.csrf, Array.isArray(header) ? header[0] : header)) {
         throw new DomainError('forbidden', `missing or invalid CSRF token: send the ${cfg.csrf.cookie_name} cookie value in the ${cfg.csrf.header_name} header`);
       }
     }
