@@ -15,6 +15,7 @@ import { createTestDatabase } from '../test/helpers/db.js';
 import { startS3 } from '../test/helpers/s3.js';
 import { serviceEnv, SVC_BIN, runSvc, ROOT } from '../test/helpers/cli.js';
 import { freePorts } from '../test/helpers/net.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 
@@ -68,7 +69,7 @@ const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); retu
 async function main() {
   const db = await createTestDatabase('svc_bench');
   const s3 = await startS3();
-  const env = serviceEnv(db.url, s3, { SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true' });
+  const env = serviceEnv(db.url, s3, { SVC_REDIS__URL: redisUrl('bench'), SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true' });
   try {
     const m = await runSvc(['migrate'], { env });
     if (m.code !== 0) throw new Error(m.stderr);

@@ -19,6 +19,7 @@ import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
 import { launchBrowser } from '../test/helpers/browser.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const BASELINE = fileURLToPath(new URL('./baseline-ui/', import.meta.url));
@@ -96,7 +97,7 @@ const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); retu
 async function main() {
   const db = await createTestDatabase('svc_bench_console');
   const port = await freePort();
-  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, {
+  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, { SVC_REDIS__URL: redisUrl('bench'),
     SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
     SVC_ADMIN_EMAIL: ADMIN.email, SVC_ADMIN_PASSWORD: ADMIN.password, SVC_RATE_LIMIT__LOGIN_MAX_ATTEMPTS: '1000',
   });

@@ -8,6 +8,7 @@
 import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const PER_ROUND = Number(process.env.BENCH_DATA_API_CALLS ?? 500);
 const ROUNDS = 6;
@@ -17,7 +18,7 @@ async function main() {
   const db = await createTestDatabase('svc_bench_data_api');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, {
+  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, { SVC_REDIS__URL: redisUrl('bench'),
     SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
     SVC_ADMIN_EMAIL: 'bench@example.test', SVC_ADMIN_PASSWORD: 'bench-password-1', SVC_ENGINES__PROVISIONER: 'none',
     SVC_DATA_API__PUBLIC_URL: base,

@@ -21,6 +21,7 @@ import { createExecution } from '../src/workflows/executions.js';
 import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
 import { findWorkspace } from '../src/workspaces/workspaces.js';
 import { createTestDatabase } from '../test/helpers/db.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1);
 const BIG = 2000; const SMALL = 200; const CONCURRENCY = 8;
@@ -40,7 +41,7 @@ async function main() {
   const db = await createTestDatabase('svc_bench_foreach');
   const cwd = await mkdtemp(path.join(tmpdir(), 'svc-bench-'));
   const config = loadConfig({ cwd, env: {
-    SVC_DATABASE__URL: db.url, SVC_STORAGE__ACCESS_KEY: 'ak', SVC_STORAGE__SECRET_KEY: 'sk', SVC_REDIS__URL: 'redis://127.0.0.1:6379/10',
+    SVC_DATABASE__URL: db.url, SVC_STORAGE__ACCESS_KEY: 'ak', SVC_STORAGE__SECRET_KEY: 'sk', SVC_REDIS__URL: redisUrl('benchForeach'),
     SVC_WORKFLOW__WORKER_ENABLED: 'true', SVC_DATABASE__MAX_CONNECTIONS: '20', SVC_WORKFLOW__FOREACH_MAX_ITEMS: String(BIG),
   } });
   const sink = new PassThrough(); sink.resume();

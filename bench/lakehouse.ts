@@ -28,6 +28,7 @@ import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/help
 import { freePort } from '../test/helpers/net.js';
 import { startS3 } from '../test/helpers/s3.js';
 import { readManifestList } from '../src/iceberg/manifests.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const ROWS_PER_INSERT = 100_000;
 const FILES = Number(process.env.BENCH_LAKE_FILES ?? 20);
@@ -69,7 +70,7 @@ async function main() {
   const local = await mkdtemp(path.join(tmpdir(), 'svc-bench-lake-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = serviceEnv(db.url, s3, {
+  const env = serviceEnv(db.url, s3, { SVC_REDIS__URL: redisUrl('bench'),
     SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
     SVC_ADMIN_EMAIL: 'bench@example.test', SVC_ADMIN_PASSWORD: 'bench-password-1', SVC_ENGINES__PROVISIONER: 'none',
     SVC_CATALOG__ENABLED: 'true', SVC_CATALOG__AUTH_TOKEN: TOKEN, SVC_CATALOG__WAREHOUSE: 's3://warehouse/lake', SVC_CATALOG__PUBLIC_URL: base,

@@ -11,6 +11,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { createTestDatabase, query } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const N = Number(process.env.BENCH_QUERIES ?? 1000);
 const WARMUP = 100;
@@ -21,7 +22,7 @@ const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - 
 async function main() {
   const db = await createTestDatabase('svc_bench');
   const port = await freePort();
-  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, {
+  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, { SVC_REDIS__URL: redisUrl('bench'),
     SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
     SVC_ADMIN_EMAIL: 'bench@example.test', SVC_ADMIN_PASSWORD: 'bench-password-1', SVC_ENGINES__PROVISIONER: 'none',
   });

@@ -7,6 +7,7 @@ import { CpuPerRequest } from './process-cpu.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -24,7 +25,7 @@ function load(url: string, headers: Record<string, string>): Promise<{ rate: num
 async function main() {
   const db = await createTestDatabase('svc_bench');
   const port = await freePort();
-  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, {
+  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, { SVC_REDIS__URL: redisUrl('bench'),
     SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
     SVC_ADMIN_EMAIL: 'bench@example.test', SVC_ADMIN_PASSWORD: 'bench-password-1',
     // The bench signs in once; keep the login limiter out of the way of repeated runs.

@@ -8,6 +8,7 @@ import { CpuPerRequest } from './process-cpu.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { serviceEnv, spawnSvc, runSvc, waitExit } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -26,7 +27,7 @@ async function main() {
   const db = await createTestDatabase('svc_bench');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, {
+  const env = serviceEnv(db.url, { endpoint: 'http://127.0.0.1:1', accessKey: 'ak', secretKey: 'sk' }, { SVC_REDIS__URL: redisUrl('bench'),
     SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
     SVC_IDP__ISSUER: base,
     SVC_SECRETS__MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),

@@ -23,9 +23,10 @@ import { startWorkflowWorker } from '../src/jobs/workflow-worker.js';
 import { findWorkspace } from '../src/workspaces/workspaces.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { cpuMicros } from './process-cpu.js';
+import { redisUrl } from '../test/helpers/redis-dbs.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
-const REDIS_URL = 'redis://127.0.0.1:6379/9';
+const REDIS_URL = redisUrl('benchWorkflows');
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 
 async function bareChain(redis: Redis, n: number): Promise<number> {

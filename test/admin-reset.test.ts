@@ -8,6 +8,7 @@ import { createTestDatabase, query, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { runSvc, serviceEnv, signInHttp, spawnSvc, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
+import { redisUrl } from './helpers/redis-dbs.js';
 
 let db: TestDatabase;
 let s3: TestS3;
@@ -15,7 +16,7 @@ let env: Record<string, string>;
 
 before(async () => {
   [db, s3] = await Promise.all([createTestDatabase('svc_reset'), startS3()]);
-  env = serviceEnv(db.url, s3, { SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true' });
+  env = serviceEnv(db.url, s3, { SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true', SVC_REDIS__URL: redisUrl('adminReset') });
 });
 after(async () => { await Promise.all([db.drop(), s3.stop()]); });
 

@@ -14,8 +14,9 @@ import { freePorts } from './helpers/net.js';
 import { startServeBed, type ServeBed } from './helpers/serve-bed.js';
 import { subprocessPods, type SubprocessPods } from './helpers/app-pods.js';
 import { APP_COOKIE } from '../src/api/apps-origin.js';
+import { redisUrl } from './helpers/redis-dbs.js';
 
-const REDIS_URL = 'redis://127.0.0.1:6379/13';
+const REDIS_URL = redisUrl('appsServeShutdown');
 const APPS = 'https://apps.example.test';
 const A = '/api/workspaces/default/apps';
 

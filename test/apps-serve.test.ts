@@ -7,6 +7,7 @@ import { startS3, type TestS3 } from './helpers/s3.js';
 import { spawnSvc, serviceEnv, waitExit } from './helpers/cli.js';
 import { freePorts } from './helpers/net.js';
 import { COOKIE_TOSSING_WARNING, SAME_HOST_WARNING } from '../src/cli/serve.js';
+import { redisUrl } from './helpers/redis-dbs.js';
 
 let db: TestDatabase;
 let s3: TestS3;
@@ -15,7 +16,7 @@ after(async () => { await db.drop(); await s3.stop(); });
 
 async function serve(extra: Record<string, string>) {
   const [port, appsPort] = await freePorts(2);
-  const env = serviceEnv(db.url, s3, { SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_APPS__LISTEN: `127.0.0.1:${appsPort}`, ...extra });
+  const env = serviceEnv(db.url, s3, { SVC_REDIS__URL: redisUrl('appsServe'), SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_APPS__LISTEN: `127.0.0.1:${appsPort}`, ...extra });
   const { child, output } = await spawnSvc(['serve'], { env, ready: /"msg":"listening"/ });
   return { child, output, base: `http://127.0.0.1:${port}`, apps: `http://127.0.0.1:${appsPort}` };
 }

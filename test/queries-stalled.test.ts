@@ -9,9 +9,10 @@ import { spawnSvc, waitExit } from './helpers/cli.js';
 import { startServeBed, type ServeBed } from './helpers/serve-bed.js';
 import { waitFor } from './helpers/workflow.js';
 import { freePort } from './helpers/net.js';
+import { redisUrl } from './helpers/redis-dbs.js';
 
 // Its own Redis database, so no other suite's workers can take these jobs.
-const REDIS_URL = 'redis://127.0.0.1:6379/8';
+const REDIS_URL = redisUrl('queriesStalled');
 let bed: ServeBed; let env: Record<string, string>; let db: ServeBed['db'];
 
 before(async () => {

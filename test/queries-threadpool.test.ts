@@ -10,10 +10,9 @@ import { startS3, type TestS3 } from './helpers/s3.js';
 import { runSvc, serviceEnv, signInHttp, spawnSvc, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
 import { Redis } from 'ioredis';
+import { redisUrl } from './helpers/redis-dbs.js';
 
-// A Redis database of its own: another `svc serve` on the default prefix (a test file running
-// beside this one, a benchmark) would take these queries' jobs and leave them QUEUED here.
-const REDIS_URL = 'redis://127.0.0.1:6379/11';
+const REDIS_URL = redisUrl('queriesThreadpool');
 const flush = async () => { const r = new Redis(REDIS_URL); await r.flushdb(); await r.quit(); };
 
 let db: TestDatabase;

@@ -15,6 +15,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { ROOT, cleanEnv, runSvc, spawnSvc, waitExit } from './helpers/cli.js';
 import { freePorts } from './helpers/net.js';
+import { redisUrl } from './helpers/redis-dbs.js';
 
 const writeConfig = (dir: string) => spawnSync('bash', [path.join(ROOT, 'scripts/serve-dev.sh'), '--write-config'], { env: cleanEnv({ SVC_DEV_ROOT: dir }), encoding: 'utf8' });
 
@@ -85,7 +86,7 @@ describe('svc started in that folder (database, object store and ports moved to 
     const [port, appsPort] = await freePorts(2);
     const moved = {
       SVC_DATABASE__URL: db.url, SVC_STORAGE__ENDPOINT: s3.endpoint, SVC_STORAGE__ACCESS_KEY: s3.accessKey, SVC_STORAGE__SECRET_KEY: s3.secretKey,
-      SVC_SERVER__PORT: String(port), SVC_APPS__LISTEN: `127.0.0.1:${appsPort}`, SVC_LOG__JSON: 'true',
+      SVC_SERVER__PORT: String(port), SVC_APPS__LISTEN: `127.0.0.1:${appsPort}`, SVC_LOG__JSON: 'true', SVC_REDIS__URL: redisUrl('serveDev'),
     };
     const init = await runSvc(['init'], { env: cleanEnv(moved), cwd: home });
     assert.equal(init.code, 0, init.stderr);

@@ -9,6 +9,7 @@ import { startS3, type TestS3 } from './helpers/s3.js';
 import { spawnSvc, serviceEnv, waitExit } from './helpers/cli.js';
 import { freePort, startTcpProxy } from './helpers/net.js';
 import { TLS_INSECURE_WARNING } from '../src/engines/tls.js';
+import { redisUrl } from './helpers/redis-dbs.js';
 
 let db: TestDatabase;
 let s3: TestS3;
@@ -18,7 +19,7 @@ const FIXTURE = fileURLToPath(new URL('./fixtures/slow-serve.ts', import.meta.ur
 before(async () => {
   db = await createTestDatabase();
   s3 = await startS3();
-  baseEnv = serviceEnv(db.url, s3, { SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true' });
+  baseEnv = serviceEnv(db.url, s3, { SVC_SERVER__HOST: '127.0.0.1', SVC_LOG__JSON: 'true', SVC_REDIS__URL: redisUrl('serve') });
 });
 after(async () => { await db.drop(); await s3.stop(); });
 
