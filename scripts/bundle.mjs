@@ -9,7 +9,7 @@
 //  - heavy clients loaded on first use: the Kubernetes client, dockerode, the AWS SDK and Smithy,
 //    playwright;
 //  - packages svc loads lazily with createRequire, which would otherwise be there twice (bullmq with
-//    ioredis, yaml), bull-board (its UI's files by path), and packages that start workers from a
+//    ioredis, yaml) or loaded at every start (avsc, on the first Avro file), bull-board (its UI's files by path), and packages that start workers from a
 //    file path (pino and its transports) or read their own files (@fastify/swagger).
 // Rewritten on the way in:
 //  - `import.meta.url` in svc's own modules becomes the URL of the compiled file it came from, so
@@ -29,7 +29,7 @@ const outdir = path.join(dist, 'bundle');
 export const EXTERNAL = [
   '@duckdb/*', '@node-rs/*', 'msgpackr', 'msgpackr-extract',
   '@kubernetes/client-node', 'dockerode', '@aws-sdk/*', '@smithy/*', 'playwright-core',
-  'bullmq', 'ioredis', 'yaml', '@bull-board/*', 'pino', 'pino-pretty', 'thread-stream', '@fastify/swagger',
+  'bullmq', 'ioredis', 'yaml', 'avsc', '@bull-board/*', 'pino', 'pino-pretty', 'thread-stream', '@fastify/swagger',
 ];
 
 const fromBundle = (file) => JSON.stringify(path.relative(outdir, file).split(path.sep).join('/'));
