@@ -9,7 +9,7 @@
 //  - heavy clients loaded on first use: the Kubernetes client, dockerode, the AWS SDK and Smithy,
 //    playwright;
 //  - packages svc loads lazily with createRequire, which would otherwise be there twice (bullmq with
-//    ioredis, yaml), bull-board (its UI's files by path), and packages that start workers from a
+//    ioredis, yaml) or loaded at every start (avsc, on the first Avro file), bull-board (its UI's files by path), and packages that start workers from a
 //    file path (pino and its transports) or read their own files (@fastify/swagger).
 // Rewritten on the way in:
 //  - `import.meta.url` in svc's own modules becomes the URL of the compiled file it came from, so
@@ -29,7 +29,7 @@ const outdir = path.join(dist, 'bundle');
 export const EXTERNAL = [
   '@duckdb/*', '@node-rs/*', 'msgpackr', 'msgpackr-extract',
   '@kubernetes/client-node', 'dockerode', '@aws-sdk/*', '@smithy/*', 'playwright-core',
-  'bullmq', 'ioredis', 'yaml', '@bull-board/*', 'pino', 'pino-pretty', 'thread-stream', '@fastify/swagger',
+  'bullmq', 'ioredis', 'yaml', 'avsc', '@bull-board/*', 'pino', 'pino-pretty', 'thread-stream', '@fastify/swagger',
 ];
 
 const fromBundle = (file) => JSON.stringify(path.relative(outdir, file).split(path.sep).join('/'));
@@ -53,6 +53,22 @@ const rewrites = {
   },
 };
 
+/**
+ * zod's `locales` namespace (`z.locales`, about 360 KiB of translated messages, in every command's
+ * start) holds only English, the one zod is configured with and svc uses: the others were read,
+ * compiled and evaluated at every start for nothing.
+ */
+const englishOnly = {
+  name: 'svc-zod-english',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (
+      args.importer.includes(`${path.sep}node_modules${path.sep}zod${path.sep}`) ? { path: path.join(args.resolveDir, '../locales/index.js'), namespace: 'svc-zod-english' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'svc-zod-english' }, (args) => ({
+      contents: "export { default as en } from './en.js';\n", resolveDir: path.dirname(args.path), loader: 'js',
+    }));
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [path.join(dist, 'cli/main.js')],
@@ -60,5 +76,5 @@ await build({
   outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
   // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
-  plugins: [rewrites],
+  plugins: [rewrites, englishOnly],
 });

@@ -35,6 +35,13 @@ import { installSessionLayer } from './plugins/auth.js';
 import type { AppContext } from './context.js';
 import { VERSION } from '../version.js';
 
+/** The route families, registered in this order. */
+const ROUTE_FAMILIES = [
+  platformRoutes, authRoutes, meRoutes, adminRoutes, workspaceRoutes, oidcRoutes, machinesRoutes, workflowRoutes,
+  automationRoutes, webhooksRoutes, dashboardRoutes, queryRoutes, appRoutes, engineRoutes, catalogBrowseRoutes,
+  dataApiRoutes, dataApiConsumerRoutes, uiRoutes,
+];
+
 export interface BuildAppOptions {
   /** Absent for `svc openapi`: routes must not touch services while being registered. */
   services?: Services;
@@ -87,23 +94,11 @@ export async function buildApp(opts: BuildAppOptions = {}): Promise<FastifyInsta
   installInputGuard(app);
   installSessionLayer(app, ctx);
 
-  await app.register(platformRoutes(ctx));
-  await app.register(authRoutes(ctx));
-  await app.register(meRoutes(ctx));
-  await app.register(adminRoutes(ctx));
-  await app.register(workspaceRoutes(ctx));
-  await app.register(oidcRoutes(ctx));
-  await app.register(machinesRoutes(ctx));
-  await app.register(workflowRoutes(ctx));
-  await app.register(automationRoutes(ctx));
-  await app.register(webhooksRoutes(ctx));
-  await app.register(dashboardRoutes(ctx));
-  await app.register(queryRoutes(ctx));
-  await app.register(appRoutes(ctx));
-  await app.register(engineRoutes(ctx));
-  await app.register(catalogBrowseRoutes(ctx));
-  await app.register(dataApiRoutes(ctx));
-  await app.register(dataApiConsumerRoutes(ctx));
-  await app.register(uiRoutes(ctx));
+  for (const family of ROUTE_FAMILIES) {
+    await app.register(family(ctx));
+    // Back to the event loop between families: `svc serve` builds the app while its start-up
+    // checks wait on PostgreSQL and Redis, whose answers are taken here (src/cli/serve.ts).
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
   return app;
 }

@@ -6,7 +6,6 @@ import { createServices, type Services } from '../services.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { describeUrl } from '../db/index.js';
 import { buildApp } from '../api/app.js';
-import { buildAppsOrigin } from '../api/apps-origin.js';
 
 /** apps.origin on another port of the service's host: not a sibling origin for cookies. */
 export const COOKIE_TOSSING_WARNING = 'session.cookie_name or csrf.cookie_name has no __Host- prefix: an app on the apps origin can set a cookie of that name for the parent domain and overwrite the service\'s (cookie tossing); name them __Host-...';
@@ -40,18 +39,24 @@ export interface StartOptions {
 export async function startServer(cfg: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const services = createServices(cfg, { queuePrefix: opts.queuePrefix });
   const log = services.log;
+  // The checks mostly wait on PostgreSQL and Redis, and building the app (about 200 routes) is
+  // CPU: the app is built meanwhile (buildApp goes back to the event loop between route families,
+  // so the checks' round trips go on). It listens only once both are done; a failed check fails
+  // the start as before (the app, built or not, never listens: its onReady hooks touch the
+  // database and never run).
+  const checked = startChecks(services, cfg);
+  const built = buildApp({ services, logger: services.logging.module('svc::api'), document: false }).then(async (app) => {
+    for (const p of opts.plugins ?? []) await app.register(p);
+    return app;
+  });
+  built.catch(() => undefined); // awaited below, after the checks
   try {
-    const { applied } = await migrateToLatest(services.db, cfg.database.url);
-    if (applied.length) log.info({ applied }, 'migrations applied');
+    await checked;
   } catch (err) {
-    await services.close().catch((closeErr: Error) => log.warn({ err: closeErr.message }, 'closing after a failed start failed'));
-    throw new Error(oneLine(err, cfg.database.url));
+    await built.catch(() => undefined);
+    throw err;
   }
-
-  await redisAnswers(services);
-  await startRequestLoops(services);
-  const app = await buildApp({ services, logger: services.logging.module('svc::api'), document: false });
-  for (const p of opts.plugins ?? []) await app.register(p);
+  const app = await built;
   // While draining, a response ends its keep-alive connection (Connection: close).
   let draining = false;
   const closeWhenDraining = (server: FastifyInstance) => server.addHook('onSend', async (_req, reply, payload) => {
@@ -62,7 +67,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   const address = await app.listen({ host: cfg.server.host, port: cfg.server.port });
   // The apps origin gets its own listener (SPEC 4.4), only when it is configured; both listen
   // before either is announced, so a client that waits for "listening" finds both.
-  const appsOrigin = cfg.apps.origin ? await buildAppsOrigin({ services }) : null;
+  const appsOrigin = cfg.apps.origin ? await (await import('../api/apps-origin.js')).buildAppsOrigin({ services }) : null;
   if (appsOrigin) closeWhenDraining(appsOrigin);
   const appsAddress = appsOrigin ? await appsOrigin.listen(listenOn(cfg.apps.listen)) : null;
   log.info({ address }, 'listening');
@@ -134,6 +139,20 @@ export async function serveCommand(opts: StartOptions = {}): Promise<void> {
   } catch (err) {
     fail(oneLine(err, cfg.database.url));
   }
+}
+
+/** What `svc serve` checks and starts before it listens: migrations, Redis, the request loops. */
+async function startChecks(services: Services, cfg: Config): Promise<void> {
+  const log = services.log;
+  try {
+    const { applied } = await migrateToLatest(services.db, cfg.database.url);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+  } catch (err) {
+    await services.close().catch((closeErr: Error) => log.warn({ err: closeErr.message }, 'closing after a failed start failed'));
+    throw new Error(oneLine(err, cfg.database.url));
+  }
+  await redisAnswers(services);
+  await startRequestLoops(services);
 }
 
 /** `host:port` of apps.listen (an IPv6 host in brackets) as fastify's listen options. */

@@ -3,10 +3,15 @@
 // Longs decode to numbers while they are safe integers and to BigInt beyond (Iceberg snapshot ids
 // are random 63-bit longs). Blocks are decompressed one at a time on libuv's pool (deflate), so a
 // large manifest never holds the event loop for more than one block's decoding.
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import avro from 'avsc';
+import type avro from 'avsc';
 import { invalid, unsupported } from './errors.js';
+
+// avsc and the types below are made on the first Avro file read or written, not at every start
+// of every command that imports the catalog (about 25 ms of `svc serve`'s start, issue 27 point 8).
+const require = createRequire(import.meta.url);
 
 const MAGIC = Buffer.from('Obj\x01', 'latin1');
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
@@ -14,28 +19,36 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** Sync interval of the files written here, as Java's DataFileWriter (64 KB uncompressed). */
 const BLOCK_BYTES = 64_000;
 
-const LongType = avro.types.LongType.__with({
-  fromBuffer: (b: Buffer) => { const v = b.readBigInt64LE(0); return v >= MIN_SAFE && v <= MAX_SAFE ? Number(v) : v; },
-  toBuffer: (n: number | bigint) => { const b = Buffer.alloc(8); b.writeBigInt64LE(BigInt(n)); return b; },
-  fromJSON: (x: unknown) => x,
-  toJSON: (x: number | bigint) => (typeof x === 'bigint' ? Number(x) : x),
-  isValid: (x: unknown) => (typeof x === 'number' && Number.isInteger(x)) || typeof x === 'bigint',
-  compare: (a: number | bigint, b: number | bigint) => (a < b ? -1 : a > b ? 1 : 0),
-});
+interface AvroBase { avsc: typeof avro; LongType: avro.Type; HeaderType: avro.Type; PlainLong: avro.Type }
+let base: AvroBase | undefined;
 
-const HeaderType = avro.Type.forSchema({
-  type: 'record', name: 'org.apache.avro.file.Header',
-  fields: [
-    { name: 'magic', type: { type: 'fixed', name: 'Magic', size: 4 } },
-    { name: 'meta', type: { type: 'map', values: 'bytes' } },
-    { name: 'sync', type: { type: 'fixed', name: 'Sync', size: 16 } },
-  ],
-});
-const PlainLong = avro.Type.forSchema('long');
+function avroBase(): AvroBase {
+  if (base) return base;
+  const avsc = require('avsc') as typeof avro;
+  const LongType = avsc.types.LongType.__with({
+    fromBuffer: (b: Buffer) => { const v = b.readBigInt64LE(0); return v >= MIN_SAFE && v <= MAX_SAFE ? Number(v) : v; },
+    toBuffer: (n: number | bigint) => { const b = Buffer.alloc(8); b.writeBigInt64LE(BigInt(n)); return b; },
+    fromJSON: (x: unknown) => x,
+    toJSON: (x: number | bigint) => (typeof x === 'bigint' ? Number(x) : x),
+    isValid: (x: unknown) => (typeof x === 'number' && Number.isInteger(x)) || typeof x === 'bigint',
+    compare: (a: number | bigint, b: number | bigint) => (a < b ? -1 : a > b ? 1 : 0),
+  }) as unknown as avro.Type;
+  const HeaderType = avsc.Type.forSchema({
+    type: 'record', name: 'org.apache.avro.file.Header',
+    fields: [
+      { name: 'magic', type: { type: 'fixed', name: 'Magic', size: 4 } },
+      { name: 'meta', type: { type: 'map', values: 'bytes' } },
+      { name: 'sync', type: { type: 'fixed', name: 'Sync', size: 16 } },
+    ],
+  });
+  base = { avsc, LongType, HeaderType, PlainLong: avsc.Type.forSchema('long') };
+  return base;
+}
 
 /** An avsc type for a schema, with the long type above. */
 export function avroType(schema: unknown): avro.Type {
-  return avro.Type.forSchema(schema as avro.Schema, { registry: { long: LongType as unknown as avro.Type } });
+  const { avsc, LongType } = avroBase();
+  return avsc.Type.forSchema(schema as avro.Schema, { registry: { long: LongType } });
 }
 
 // Types of the schemas files were written with, by the schema's text: avsc compiles a decoder per
@@ -91,6 +104,7 @@ function decodeAt(type: avro.Type, buf: Buffer, pos: number, what: string): { va
 export async function readAvro(bytes: Uint8Array, what: string): Promise<AvroFile> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buf.length < 4 || !buf.subarray(0, 4).equals(MAGIC)) throw invalid(`not an Avro file: ${what}`);
+  const { HeaderType, PlainLong } = avroBase();
   let header: { meta: Record<string, Buffer>; sync: Buffer };
   let pos: number;
   try {
@@ -140,6 +154,7 @@ export async function readAvro(bytes: Uint8Array, what: string): Promise<AvroFil
 /** Encodes records as an Avro object container file (deflate), the schema written as given. */
 export async function writeAvro(schema: unknown, records: unknown[], meta: Record<string, string>, codec: 'deflate' | 'null' = 'deflate'): Promise<Uint8Array> {
   const type = avroType(schema);
+  const { HeaderType, PlainLong } = avroBase();
   const sync = Buffer.from(Array.from({ length: 16 }, () => Math.floor(Math.random() * 256)));
   const metaBytes: Record<string, Buffer> = {};
   for (const [k, v] of Object.entries(meta)) metaBytes[k] = Buffer.from(v, 'utf8');

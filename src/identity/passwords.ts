@@ -1,16 +1,21 @@
 // Local passwords are hashed with argon2id (OWASP parameters: 19 MiB, 2 passes).
-import { hash, verify, Algorithm } from '@node-rs/argon2';
+import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 
-const OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+// The native module loads on the first hash or check (a sign-in, `svc init`), not at every start.
+const require = createRequire(import.meta.url);
+let argon2: typeof import('@node-rs/argon2') | undefined;
+const lib = () => (argon2 ??= require('@node-rs/argon2') as typeof import('@node-rs/argon2'));
+
+const options = () => ({ algorithm: lib().Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
 
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, OPTIONS);
+  return lib().hash(password, options());
 }
 
 export async function verifyPassword(hashed: string, password: string): Promise<boolean> {
   try {
-    return await verify(hashed, password);
+    return await lib().verify(hashed, password);
   } catch {
     return false;
   }
