@@ -82,12 +82,12 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
   // While draining, a response ends its keep-alive connection (Connection: close), and connections
   // left idle are closed as they become so: the drain ends with the last in-flight request, not
   // when idle keep-alive sockets time out (the deadline is the bound, not the usual end).
-  // The workers and tickers start once it listens (jobs/loops.ts); a stop meanwhile waits for them.
+  // The workers and tickers start once it listens (jobs/loops.ts); a stop meanwhile refuses new
+  // connections and drains at once, and waits for their start only before closing the services.
   let loops: Promise<void> = Promise.resolve();
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      await loops.catch(() => undefined);
       const drainMs = opts.drainMs ?? DRAIN_MS;
       const started = Date.now();
       draining = true;
@@ -101,6 +101,7 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
       clearTimeout(deadline);
       clearInterval(idle);
       log.info({ drainedMs: Date.now() - started }, 'in-flight requests drained');
+      await loops.catch(() => undefined);
       await services.close();
       log.info('stopped');
     })();
