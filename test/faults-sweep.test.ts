@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { signInAdmin, saveYaml, waitForEnd, type Admin } from './helpers/workflow.js';
 import { createExecution } from '../src/workflows/executions.js';
 import { advance, stepContext } from '../src/workflows/orchestrator.js';
-import { startWorkflowWorker, sweep } from '../src/jobs/workflow-worker.js';
+import { startWorkflowWorker, sweep, SWEEP_STARTS_MAX } from '../src/jobs/workflow-worker.js';
 import { QUEUE } from '../src/queue/queues.js';
 
 const NS = 'sweep';
@@ -52,6 +52,30 @@ test('a start job that failed for good is queued again, once', async () => {
   assert.equal((await sweep(t.services)).starts, 0, 'its job is waiting now: not queued twice');
   // out of the way of the next tests' sweeps
   await t.services.queues.get(QUEUE.executions).obliterate({ force: true });
+  await t.services.db.deleteFrom('executions').where('id', '=', id).execute();
+});
+
+test('a start that fails every time is queued again SWEEP_STARTS_MAX times, then the execution fails with a reason, once', async () => {
+  const id = await start();
+  for (let n = 1; n <= SWEEP_STARTS_MAX; n++) {
+    await failNext(QUEUE.executions);
+    later(60);
+    const swept = await sweep(t.services);
+    assert.deepEqual([swept.starts, swept.unstartable], [1, 0], `queued again, time ${n}`);
+    assert.equal((await t.services.queues.get(QUEUE.executions).getJob(`${id}-start`))!.data.requeued, n);
+  }
+  await failNext(QUEUE.executions);
+  later(60);
+  const last = await sweep(t.services);
+  assert.deepEqual([last.starts, last.unstartable], [0, 1]);
+  const e = await t.services.db.selectFrom('executions').select(['state', 'error', 'ended_at']).where('id', '=', id).executeTakeFirstOrThrow();
+  assert.equal(e.state, 'FAILED');
+  assert.equal(e.error, `it could not be started: its start failed ${SWEEP_STARTS_MAX + 1} times (the server log names the error)`);
+  assert.ok(e.ended_at);
+  assert.equal(await t.services.queues.get(QUEUE.executions).getJob(`${id}-start`), undefined, 'its failed job is removed, nothing queued');
+  assert.deepEqual([(await sweep(t.services)).unstartable, (await sweep(t.services)).starts], [0, 0], 'ended: left alone');
+  await t.services.queues.get(QUEUE.executions).obliterate({ force: true });
+  await t.services.queues.get(QUEUE.triggers).obliterate({ force: true });
   await t.services.db.deleteFrom('executions').where('id', '=', id).execute();
 });
 

@@ -57,8 +57,8 @@ export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
     }));
   }, DISPATCH_BATCH_MAX);
   return {
-    async advance(executionId, reason, created) {
-      await queues.get(QUEUES.executions).add(reason, { executionId, created }, jobOptions(QUEUES.executions, { jobId: reason === 'start' ? `${executionId}-start` : undefined }));
+    async advance(executionId, reason, created, requeued) {
+      await queues.get(QUEUES.executions).add(reason, { executionId, created, ...(requeued ? { requeued } : {}) }, jobOptions(QUEUES.executions, { jobId: reason === 'start' ? `${executionId}-start` : undefined }));
     },
     async dispatch(leaves) {
       if (leaves.length === 0) return;

@@ -11,9 +11,9 @@ import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import type { Services } from '../services.js';
-import { QUEUES, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
+import { QUEUES, type ExecutionJob, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
-import { advance, dispatchLeaves, killRunning, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
+import { advance, dispatchLeaves, failNotStarted, killRunning, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
 import { CHAIN_MAX, leaseRenewMs, runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';
 import { enqueueAdvance } from '../workflows/executions.js';
@@ -82,16 +82,20 @@ export async function runBatch(batch: InstantRunsBatch, runOne: (run: TaskRunJob
 const SWEEP_INSTANT_JOBS_MAX = 250;
 /** Rows of each kind the sweep looks at per run (the next sweep takes the rest). */
 const SWEEP_BATCH = 100;
+/** Times the sweep queues a failed start again before it fails the execution (a start that fails whatever the moment). */
+export const SWEEP_STARTS_MAX = 5;
 /** A job that is still going to run (or running): the sweep leaves its work alone. */
 const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused']);
 
-export interface SweepResult { starts: number; kills: number; leaves: number; handedBack: number }
+/** `unstartable`: executions failed because their start failed more than SWEEP_STARTS_MAX times over. */
+export interface SweepResult { starts: number; kills: number; leaves: number; handedBack: number; unstartable: number }
 
 /**
  * Ends or re-queues, exactly once, work whose job is gone, failed or finished without recording
  * an outcome (docs/workflows.md "Recovery"): a crash between commit and enqueue, a job whose
  * attempts ran out while PostgreSQL was down, Redis restarted empty.
- *   CREATED executions       their start job is queued again
+ *   CREATED executions       their start job is queued again; one whose start failed more than
+ *                            SWEEP_STARTS_MAX times over is failed instead (a start failing whatever the moment)
  *   KILLING executions       their kill step is queued again (it ends what has not started)
  *   QUEUED / RETRYING runs   their attempt's job is queued again
  *   RUNNING runs             handed back (a new attempt) when their job failed, or when it is gone
@@ -126,9 +130,19 @@ export async function sweep(services: Services): Promise<SweepResult> {
   // oldest first: what waits longest is the likeliest lost, and the next sweep takes the rest
   const created = await db.selectFrom('executions').select('id').where('state', '=', 'CREATED').where('created_at', '<', cutoff).orderBy('created_at').limit(SWEEP_BATCH).execute();
   let starts = 0;
+  let unstartable = 0;
   for (const e of created) {
-    if (!(await lost(await jobOf(`${e.id}-start`, [executions as Queue])))) continue;
-    await enqueueAdvance(services, e.id, 'start');
+    const found = await jobOf(`${e.id}-start`, [executions as Queue]);
+    // a start that failed for a reason no retry mends fails every time: queued again at most
+    // SWEEP_STARTS_MAX times, then the execution fails (an outage lets the sweep run only once it is over)
+    const requeued = found?.state === 'failed' ? ((found.job.data as ExecutionJob).requeued ?? 0) + 1 : 0;
+    if (!(await lost(found))) continue;
+    if (requeued > SWEEP_STARTS_MAX) {
+      log.error({ executionId: e.id, err: found?.job.failedReason }, 'sweep: an execution whose start failed every time is failed');
+      if (await failNotStarted(services, e.id, `it could not be started: its start failed ${requeued} times (the server log names the error)`)) unstartable++;
+      continue;
+    }
+    await enqueueAdvance(services, e.id, 'start', undefined, requeued);
     starts++;
   }
   // A kill whose step was never queued (Redis away when it was asked) ends what has not started.
@@ -182,7 +196,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
   if (starts + killing.length + leaves.length > 0) {
     log.warn({ starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack }, 'sweep: queued again work whose job was lost or failed');
   }
-  return { starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack };
+  return { starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack, unstartable };
 }
 
 /** How old unqueued work must be before the sweep queues it: one reaper interval, between 2 and 30 s. */

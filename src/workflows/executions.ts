@@ -142,9 +142,9 @@ export async function pruneIdempotencyKeys(db: Services['db'], now: Date): Promi
 const CARRY_MAX_BYTES = 16_384;
 
 /** Asks a worker to (re)evaluate an execution. Jobs of one execution are deduplicated while waiting. */
-export async function enqueueAdvance(services: Services, executionId: string, reason: 'start' | 'advance' | 'kill', created?: Selectable<ExecutionsTable>): Promise<void> {
+export async function enqueueAdvance(services: Services, executionId: string, reason: 'start' | 'advance' | 'kill', created?: Selectable<ExecutionsTable>, requeued?: number): Promise<void> {
   const carried = created && JSON.stringify(created.inputs).length <= CARRY_MAX_BYTES ? createdSnapshot(created) : undefined;
-  await services.workflowQueue.advance(executionId, reason, carried);
+  await services.workflowQueue.advance(executionId, reason, carried, requeued);
 }
 
 export async function getExecution(services: Services, workspaceId: string, id: string) {

@@ -241,6 +241,16 @@ async function failUnstorable(services: Services, executionId: string, outcome: 
 }
 
 /**
+ * Ends an execution that could not be started (the sweep, after its start failed again and again),
+ * with `reason`, and announces the end. False when it had ended already.
+ */
+export async function failNotStarted(services: Services, executionId: string, reason: string): Promise<boolean> {
+  if (!(await failExecution(services.db, executionId, undefined, reason, services.clock.now()))) return false;
+  await afterAdvance(services, { id: executionId }, 'FAILED', []);
+  return true;
+}
+
+/**
  * After the commit: queue the new leaf task runs and announce an ended execution to the flow
  * triggers of its workspace, when it has any (an end whose workspace is not at hand is announced).
  */

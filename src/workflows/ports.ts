@@ -7,8 +7,9 @@ export interface WorkflowQueue {
   /**
    * Asks a worker to (re)evaluate an execution. A start job is idempotent by id (recovery may ask
    * again) and may carry the execution as created (`created`) so the first step need not read it.
+   * `requeued` counts the sweep's new starts of it after failed ones (the sweep's cap).
    */
-  advance(executionId: string, reason: 'start' | 'advance' | 'kill', created?: Snapshot): Promise<void>;
+  advance(executionId: string, reason: 'start' | 'advance' | 'kill', created?: Snapshot, requeued?: number): Promise<void>;
   /** Queues leaf task runs, each its next attempt, idempotent per (task run, attempt). */
   dispatch(leaves: LeafDispatch[]): Promise<void>;
   /** Announces an ended execution, once (flow triggers of other flows react to it). */
