@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import { QUEUES, type ExecutionJob, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
-import { advance, dispatchLeaves, failNotStarted, killRunning, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
+import { advance, dispatchLeaves, failAndAnnounce, killRunning, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
 import { CHAIN_MAX, leaseRenewMs, runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';
 import { enqueueAdvance } from '../workflows/executions.js';
@@ -139,7 +139,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
     if (!(await lost(found))) continue;
     if (requeued > SWEEP_STARTS_MAX) {
       log.error({ executionId: e.id, err: found?.job.failedReason }, 'sweep: an execution whose start failed every time is failed');
-      if (await failNotStarted(services, e.id, `it could not be started: its start failed ${requeued} times (the server log names the error)`)) unstartable++;
+      if (await failAndAnnounce(services, e.id, `it could not be started: its start failed ${requeued} times (the server log names the error)`)) unstartable++;
       continue;
     }
     await enqueueAdvance(services, e.id, 'start', undefined, requeued);

@@ -233,19 +233,17 @@ const refusedValue = (err: unknown) => /^(22|23|54)/.test(String((err as { code?
 async function failUnstorable(services: Services, executionId: string, outcome: Outcome | undefined, err: Error): Promise<{ recorded: boolean; ended: ExecutionState | null }> {
   const reason = `the step could not be stored: PostgreSQL refused it (${storableText(err.message).slice(0, 200)})`;
   services.logging.module('svc::workflows::orchestrator').error({ executionId, taskRunId: outcome?.runId, code: (err as { code?: string }).code, err: err.message }, 'step refused by PostgreSQL: failing the execution');
-  const now = services.clock.now();
-  const failed = await failExecution(services.db, executionId, outcome, reason, now);
-  if (!failed) return { recorded: false, ended: null };
-  await afterAdvance(services, { id: executionId }, 'FAILED', []);
+  if (!(await failAndAnnounce(services, executionId, reason, outcome))) return { recorded: false, ended: null };
   return { recorded: !!outcome, ended: 'FAILED' };
 }
 
 /**
- * Ends an execution that could not be started (the sweep, after its start failed again and again),
- * with `reason`, and announces the end. False when it had ended already.
+ * Fails an execution with `reason` (the run of `outcome`, if any, failed with it; failExecution)
+ * and announces the end; false when it had ended already. Also the sweep's, for an execution
+ * whose start failed again and again.
  */
-export async function failNotStarted(services: Services, executionId: string, reason: string): Promise<boolean> {
-  if (!(await failExecution(services.db, executionId, undefined, reason, services.clock.now()))) return false;
+export async function failAndAnnounce(services: Services, executionId: string, reason: string, outcome?: Outcome): Promise<boolean> {
+  if (!(await failExecution(services.db, executionId, outcome, reason, services.clock.now()))) return false;
   await afterAdvance(services, { id: executionId }, 'FAILED', []);
   return true;
 }
