@@ -9,11 +9,10 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import { runSvc, serviceEnv, signInHttp, spawnSvc, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
-import { Redis } from 'ioredis';
-import { redisUrl } from './helpers/redis-dbs.js';
+import { flushRedis, redisUrl } from './helpers/redis-dbs.js';
 
 const REDIS_URL = redisUrl('queriesThreadpool');
-const flush = async () => { const r = new Redis(REDIS_URL); await r.flushdb(); await r.quit(); };
+const flush = () => flushRedis(REDIS_URL);
 
 let db: TestDatabase;
 let s3: TestS3;

@@ -2,7 +2,7 @@
 // one taking over): a database, an S3 server, a Redis database of the test's own (flushed before
 // and after, so no other suite's workers meet these jobs) and `svc init` already run.
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
+import { flushRedis as flush } from './redis-dbs.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { startS3, type TestS3 } from './s3.js';
 import { runSvc, serviceEnv, signInHttp } from './cli.js';
@@ -10,12 +10,6 @@ import { runSvc, serviceEnv, signInHttp } from './cli.js';
 export const BED_ADMIN = { email: 'admin@example.test', password: 'admin-password-1' };
 
 export interface ServeBed { db: TestDatabase; s3: TestS3; env: Record<string, string>; signIn(base: string): ReturnType<typeof signInHttp>; close(): Promise<void> }
-
-async function flush(redisUrl: string): Promise<void> {
-  const r = new Redis(redisUrl);
-  await r.flushdb();
-  await r.quit();
-}
 
 /** `redisUrl` names a Redis database no other test file uses; `extra` adds to the service's settings. */
 export async function startServeBed(redisUrl: string, extra: Record<string, string>): Promise<ServeBed> {
