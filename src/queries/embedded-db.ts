@@ -68,6 +68,9 @@ export async function scalarOn(conn: DuckDBConnection, sql: string, arg: string)
   }
 }
 
+/** A DuckDB of svc's runs no extension: none installed, loaded or taken from the community repository. */
+export const NO_EXTENSIONS = { autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', allow_community_extensions: 'false' } as const;
+
 export class Databases {
   private readonly dbs = new Map<string, Db>();
   private readonly opening = new Map<string, Promise<Db>>();
@@ -131,9 +134,7 @@ export class Databases {
       memory_limit: this.opts.memoryLimit,
       threads: String(this.opts.threads),
       temp_directory: spill,
-      autoinstall_known_extensions: 'false',
-      autoload_known_extensions: 'false',
-      allow_community_extensions: 'false',
+      ...NO_EXTENSIONS,
     });
     // In this order: the folders first (DuckDB refuses to change them once external access is
     // off), then external access off, then the lock over all of it.

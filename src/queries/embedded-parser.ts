@@ -9,7 +9,7 @@
 // It never runs SQL a person sent, only passes it to those functions; it is sandboxed all the same.
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from 'pino';
-import { loadDuckDB, scalarOn } from './embedded-db.js';
+import { loadDuckDB, NO_EXTENSIONS, scalarOn } from './embedded-db.js';
 
 export class ParserDb {
   private instance: Promise<DuckDBInstance> | undefined;
@@ -47,9 +47,7 @@ export class ParserDb {
       // nothing spills: no folder of the process is written (the default is ./.tmp)
       temp_directory: '',
       enable_external_access: 'false',
-      autoinstall_known_extensions: 'false',
-      autoload_known_extensions: 'false',
-      allow_community_extensions: 'false',
+      ...NO_EXTENSIONS,
       lock_configuration: 'true',
     })).catch((err: Error) => { this.instance = undefined; throw err; });
     return this.instance;

@@ -11,6 +11,7 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import type { StorageConfig } from './object-store.js';
 import { signS3 } from './sigv4.js';
+import { endpointHosts } from './s3-request.js';
 
 /** How long a connect may take (as the SDK client's connectionTimeout). */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -45,7 +46,7 @@ function encodeKey(key: string): string {
 
 /** The URL of an object: path-style on the endpoint, else the bucket's virtual host (AWS's own when no endpoint is set). */
 export function objectUrl(cfg: Pick<StorageConfig, 'endpoint' | 'region' | 'bucket' | 'path_style'>, key: string): URL {
-  const base = new URL(cfg.endpoint || `https://s3.${cfg.region}.amazonaws.com`);
+  const base = new URL(cfg.endpoint || `https://${endpointHosts(cfg)[0]}`);
   const prefix = base.pathname.replace(/\/+$/, '');
   if (cfg.path_style) return new URL(`${base.protocol}//${base.host}${prefix}/${encodeURIComponent(cfg.bucket)}/${encodeKey(key)}`);
   return new URL(`${base.protocol}//${cfg.bucket}.${base.host}${prefix}/${encodeKey(key)}`);
