@@ -14,10 +14,10 @@
 //   times: winners (200) and losers (409 CommitFailedException) per round, commits/s.
 // Aim: a table load within 3x the cost of /healthz (cost = 1 / throughput).
 import { createTestDatabase } from '../test/helpers/db.js';
-import { serviceEnv, spawnSvc, runSvc, waitExit } from '../test/helpers/cli.js';
+import { spawnSvc, runSvc, waitExit } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
 import { startS3 } from '../test/helpers/s3.js';
-import { redisUrl } from '../test/helpers/redis-dbs.js';
+import { catalogBenchEnv } from './lib/catalog-env.js';
 
 const PER_ROUND = Number(process.env.BENCH_CATALOG_CALLS ?? 500);
 const ROUNDS = 6;
@@ -42,12 +42,7 @@ async function main() {
   const s3 = await startS3('warehouse');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = serviceEnv(db.url, s3, { SVC_REDIS__URL: redisUrl('bench'),
-    SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
-    SVC_ADMIN_EMAIL: 'bench@example.test', SVC_ADMIN_PASSWORD: 'bench-password-1', SVC_ENGINES__PROVISIONER: 'none',
-    SVC_CATALOG__ENABLED: 'true', SVC_CATALOG__AUTH_TOKEN: TOKEN, SVC_CATALOG__WAREHOUSE: 's3://warehouse/lake', SVC_CATALOG__PUBLIC_URL: base,
-    SVC_STORAGE__BUCKET: 'warehouse',
-  });
+  const env = catalogBenchEnv(db.url, s3, port, TOKEN);
   const init = await runSvc(['init'], { env });
   if (init.code !== 0) throw new Error(init.stderr);
   const added = await runSvc(['client', 'add', '--name', 'bench-engine', '--audience', 'svc-catalog', '--workspace', 'default'], { env });

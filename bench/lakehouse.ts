@@ -24,11 +24,11 @@ import type { ChildProcess } from 'node:child_process';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createTestDatabase } from '../test/helpers/db.js';
-import { serviceEnv, spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
+import { spawnSvc, runSvc, waitExit, signInHttp } from '../test/helpers/cli.js';
 import { freePort } from '../test/helpers/net.js';
 import { startS3 } from '../test/helpers/s3.js';
 import { readManifestList } from '../src/iceberg/manifests.js';
-import { redisUrl } from '../test/helpers/redis-dbs.js';
+import { catalogBenchEnv } from './lib/catalog-env.js';
 
 const ROWS_PER_INSERT = 100_000;
 const FILES = Number(process.env.BENCH_LAKE_FILES ?? 20);
@@ -70,11 +70,7 @@ async function main() {
   const local = await mkdtemp(path.join(tmpdir(), 'svc-bench-lake-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = serviceEnv(db.url, s3, { SVC_REDIS__URL: redisUrl('bench'),
-    SVC_SERVER__HOST: '127.0.0.1', SVC_SERVER__PORT: String(port), SVC_LOG__JSON: 'true', SVC_LOG__FILTER: 'warn',
-    SVC_ADMIN_EMAIL: 'bench@example.test', SVC_ADMIN_PASSWORD: 'bench-password-1', SVC_ENGINES__PROVISIONER: 'none',
-    SVC_CATALOG__ENABLED: 'true', SVC_CATALOG__AUTH_TOKEN: TOKEN, SVC_CATALOG__WAREHOUSE: 's3://warehouse/lake', SVC_CATALOG__PUBLIC_URL: base,
-    SVC_STORAGE__BUCKET: 'warehouse',
+  const env = catalogBenchEnv(db.url, s3, port, TOKEN, {
     SVC_ENGINES__EMBEDDED_THREADS: String(THREADS), SVC_ENGINES__EMBEDDED_MEMORY_LIMIT: `${MEMORY_LIMIT_MB}MB`,
     SVC_ENGINES__EMBEDDED_CACHE_BYTES: String(CACHE_BYTES),
   });
