@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { signInAdmin, saveYaml, waitForEnd, type Admin } from './helpers/workflow.js';
 import { createExecution } from '../src/workflows/executions.js';
 import { advance, stepContext } from '../src/workflows/orchestrator.js';
-import { startWorkflowWorker, sweep, SWEEP_STARTS_MAX } from '../src/jobs/workflow-worker.js';
+import { startWorkflowWorker, sweep, SWEEP_REQUEUES_MAX } from '../src/jobs/workflow-worker.js';
 import { QUEUE } from '../src/queue/queues.js';
 
 const NS = 'sweep';
@@ -55,9 +55,9 @@ test('a start job that failed for good is queued again, once', async () => {
   await t.services.db.deleteFrom('executions').where('id', '=', id).execute();
 });
 
-test('a start that fails every time is queued again SWEEP_STARTS_MAX times, then the execution fails with a reason, once', async () => {
+test('a start that fails every time is queued again SWEEP_REQUEUES_MAX times, then the execution fails with a reason, once', async () => {
   const id = await start();
-  for (let n = 1; n <= SWEEP_STARTS_MAX; n++) {
+  for (let n = 1; n <= SWEEP_REQUEUES_MAX; n++) {
     await failNext(QUEUE.executions);
     later(60);
     const swept = await sweep(t.services);
@@ -70,13 +70,40 @@ test('a start that fails every time is queued again SWEEP_STARTS_MAX times, then
   assert.deepEqual([last.starts, last.unstartable], [0, 1]);
   const e = await t.services.db.selectFrom('executions').select(['state', 'error', 'ended_at']).where('id', '=', id).executeTakeFirstOrThrow();
   assert.equal(e.state, 'FAILED');
-  assert.equal(e.error, `it could not be started: its start failed ${SWEEP_STARTS_MAX + 1} times (the server log names the error)`);
+  assert.equal(e.error, `it could not be started: its start failed ${SWEEP_REQUEUES_MAX + 1} times (the server log names the error)`);
   assert.ok(e.ended_at);
   assert.equal(await t.services.queues.get(QUEUE.executions).getJob(`${id}-start`), undefined, 'its failed job is removed, nothing queued');
   assert.deepEqual([(await sweep(t.services)).unstartable, (await sweep(t.services)).starts], [0, 0], 'ended: left alone');
   await t.services.queues.get(QUEUE.executions).obliterate({ force: true });
   await t.services.queues.get(QUEUE.triggers).obliterate({ force: true });
   await t.services.db.deleteFrom('executions').where('id', '=', id).execute();
+});
+
+test('a QUEUED run whose job fails every time is queued again SWEEP_REQUEUES_MAX times, then it fails with its execution, with a reason, once', async () => {
+  const id = await start();
+  await t.services.queues.get(QUEUE.executions).obliterate({ force: true });
+  await advance(t.services, stepContext(t.services.db), id);
+  const run = await runOf(id);
+  for (let n = 1; n <= SWEEP_REQUEUES_MAX; n++) {
+    await failNext(QUEUE.taskRuns);
+    later(60);
+    const swept = await sweep(t.services);
+    assert.deepEqual([swept.leaves, swept.unrunnable], [1, 0], `queued again, time ${n}`);
+    assert.equal((await t.services.queues.get(QUEUE.taskRuns).getJob(`${run.id}-1`))!.data.requeued, n);
+  }
+  await failNext(QUEUE.taskRuns);
+  later(60);
+  const last = await sweep(t.services);
+  assert.deepEqual([last.leaves, last.unrunnable], [0, 1]);
+  const reason = `task s could not be run: its job failed ${SWEEP_REQUEUES_MAX + 1} times (the server log names the error)`;
+  const e = await t.services.db.selectFrom('executions').select(['state', 'error']).where('id', '=', id).executeTakeFirstOrThrow();
+  assert.deepEqual([e.state, e.error], ['FAILED', reason]);
+  const r = await runOf(id);
+  assert.deepEqual([r.state, r.error, !!r.ended_at], ['FAILED', reason, true]);
+  assert.equal(await t.services.queues.get(QUEUE.taskRuns).getJob(`${run.id}-1`), undefined, 'its failed job is removed, nothing queued');
+  const again = await sweep(t.services);
+  assert.deepEqual([again.leaves, again.unrunnable], [0, 0], 'ended: left alone');
+  await t.services.queues.get(QUEUE.triggers).obliterate({ force: true });
 });
 
 test('a QUEUED run whose job failed is queued again; a RUNNING run whose job failed is handed back, once; the execution then ends once', async () => {

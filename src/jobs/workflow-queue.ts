@@ -63,7 +63,7 @@ export function bullWorkflowQueue(queues: Queues): WorkflowQueue {
     async dispatch(leaves) {
       if (leaves.length === 0) return;
       await queueLeaves(leaves.map((l) => {
-        const data: TaskRunJobData = { taskRunId: l.taskRunId, executionId: l.executionId, attempt: l.attempt + 1, instant: l.instant };
+        const data: TaskRunJobData = { taskRunId: l.taskRunId, executionId: l.executionId, attempt: l.attempt + 1, instant: l.instant, ...(l.requeued ? { requeued: l.requeued } : {}) };
         return { name: 'run', data, opts: jobOptions(queueOf(data), { jobId: `${l.taskRunId}-${l.attempt + 1}`, delay: l.delayMs }) };
       }));
     },

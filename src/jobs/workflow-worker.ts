@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { Services } from '../services.js';
 import { QUEUES, type ExecutionJob, type InstantRunsBatch, type TaskRunJobData } from '../queue/queues.js';
 import { startWorker } from '../queue/worker.js';
-import { advance, dispatchLeaves, failAndAnnounce, killRunning, revive, startInline, stepContext, type Snapshot } from '../workflows/orchestrator.js';
+import { advance, dispatchLeaves, failAndAnnounce, killRunning, revive, startInline, stepContext, type LeafDispatch, type Snapshot } from '../workflows/orchestrator.js';
 import { CHAIN_MAX, leaseRenewMs, runTaskRunJob, type TaskRunJob } from '../workflows/task-run.js';
 import { createContainerRunner } from '../runners/index.js';
 import { enqueueAdvance } from '../workflows/executions.js';
@@ -82,22 +82,23 @@ export async function runBatch(batch: InstantRunsBatch, runOne: (run: TaskRunJob
 const SWEEP_INSTANT_JOBS_MAX = 250;
 /** Rows of each kind the sweep looks at per run (the next sweep takes the rest). */
 const SWEEP_BATCH = 100;
-/** Times the sweep queues a failed start again before it fails the execution (a start that fails whatever the moment). */
-export const SWEEP_STARTS_MAX = 5;
+/** Times the sweep queues a failed start, or a queued run's failed job, again before it fails the execution (a job that fails whatever the moment). */
+export const SWEEP_REQUEUES_MAX = 5;
 /** A job that is still going to run (or running): the sweep leaves its work alone. */
 const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused']);
 
-/** `unstartable`: executions failed because their start failed more than SWEEP_STARTS_MAX times over. */
-export interface SweepResult { starts: number; kills: number; leaves: number; handedBack: number; unstartable: number }
+/** `unstartable` / `unrunnable`: executions failed because their start, or a queued run's job, failed more than SWEEP_REQUEUES_MAX times over. */
+export interface SweepResult { starts: number; kills: number; leaves: number; handedBack: number; unstartable: number; unrunnable: number }
 
 /**
  * Ends or re-queues, exactly once, work whose job is gone, failed or finished without recording
  * an outcome (docs/workflows.md "Recovery"): a crash between commit and enqueue, a job whose
  * attempts ran out while PostgreSQL was down, Redis restarted empty.
  *   CREATED executions       their start job is queued again; one whose start failed more than
- *                            SWEEP_STARTS_MAX times over is failed instead (a start failing whatever the moment)
+ *                            SWEEP_REQUEUES_MAX times over is failed instead (a start failing whatever the moment)
  *   KILLING executions       their kill step is queued again (it ends what has not started)
- *   QUEUED / RETRYING runs   their attempt's job is queued again
+ *   QUEUED / RETRYING runs   their attempt's job is queued again; one whose job failed more than
+ *                            SWEEP_REQUEUES_MAX times over fails with its execution
  *   RUNNING runs             handed back (a new attempt) when their job failed, or when it is gone
  *                            and the lease was not renewed for two renewal periods (no worker holds it)
  * A failed or finished job of that id is removed first, so the new one is not taken for a duplicate.
@@ -134,10 +135,10 @@ export async function sweep(services: Services): Promise<SweepResult> {
   for (const e of created) {
     const found = await jobOf(`${e.id}-start`, [executions as Queue]);
     // a start that failed for a reason no retry mends fails every time: queued again at most
-    // SWEEP_STARTS_MAX times, then the execution fails (an outage lets the sweep run only once it is over)
+    // SWEEP_REQUEUES_MAX times, then the execution fails (an outage lets the sweep run only once it is over)
     const requeued = found?.state === 'failed' ? ((found.job.data as ExecutionJob).requeued ?? 0) + 1 : 0;
     if (!(await lost(found))) continue;
-    if (requeued > SWEEP_STARTS_MAX) {
+    if (requeued > SWEEP_REQUEUES_MAX) {
       log.error({ executionId: e.id, err: found?.job.failedReason }, 'sweep: an execution whose start failed every time is failed');
       if (await failAndAnnounce(services, e.id, `it could not be started: its start failed ${requeued} times (the server log names the error)`)) unstartable++;
       continue;
@@ -151,7 +152,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
   for (const e of killing) await enqueueAdvance(services, e.id, 'kill');
 
   // QUEUED runs, and RETRYING ones whose last attempt ended before the cutoff (their job is delayed).
-  const waiting = await db.selectFrom('task_runs as t').select(['t.id', 't.execution_id', 't.attempt', 't.state'])
+  const waiting = await db.selectFrom('task_runs as t').select(['t.id', 't.execution_id', 't.attempt', 't.state', 't.task_id'])
     .where('t.ended_at', 'is', null)
     .where((eb) => eb.or([
       eb.and([eb('t.state', '=', 'QUEUED'), eb('t.dispatched_at', '<', cutoff)]),
@@ -159,10 +160,22 @@ export async function sweep(services: Services): Promise<SweepResult> {
         .whereRef('a.task_run_id', '=', 't.id').whereRef('a.attempt', '=', 't.attempt').where('a.ended_at', '<', cutoff))]),
     ]))
     .orderBy('t.created_at').limit(SWEEP_BATCH).execute();
-  let leaves: Array<{ taskRunId: string; executionId: string; attempt: number }> = [];
+  let leaves: LeafDispatch[] = [];
+  let unrunnable = 0;
   for (const r of waiting) {
+    const found = await jobOf(`${r.id}-${r.attempt + 1}`, leafQueues);
+    // as for starts: a job that fails whatever the moment is queued again SWEEP_REQUEUES_MAX times
+    // (a run lost from a failed `runs` batch has no job of its own to count on: its first is free)
+    const requeued = found?.state === 'failed' ? ((found.job.data as TaskRunJobData).requeued ?? 0) + 1 : 0;
+    if (!(await lost(found))) continue;
+    if (requeued > SWEEP_REQUEUES_MAX) {
+      log.error({ executionId: r.execution_id, taskRunId: r.id, err: found?.job.failedReason }, 'sweep: a task run whose job failed every time fails its execution');
+      const reason = `task ${r.task_id} could not be run: its job failed ${requeued} times (the server log names the error)`;
+      if (await failAndAnnounce(services, r.execution_id, reason, { runId: r.id, attempt: r.attempt })) unrunnable++;
+      continue;
+    }
     // re-queued without the instant hint: the task-runs worker reads the run to learn its type
-    if (await lost(await jobOf(`${r.id}-${r.attempt + 1}`, leafQueues))) leaves.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt });
+    leaves.push({ taskRunId: r.id, executionId: r.execution_id, attempt: r.attempt, ...(requeued ? { requeued } : {}) });
   }
   if (leaves.some((l) => waiting.find((w) => w.id === l.taskRunId)?.state === 'QUEUED')) {
     // an attempt queued with others has no job of its own: it is lost only if no `runs` job holds it
@@ -196,7 +209,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
   if (starts + killing.length + leaves.length > 0) {
     log.warn({ starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack }, 'sweep: queued again work whose job was lost or failed');
   }
-  return { starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack, unstartable };
+  return { starts, kills: killing.length, leaves: leaves.length - handedBack, handedBack, unstartable, unrunnable };
 }
 
 /** How old unqueued work must be before the sweep queues it: one reaper interval, between 2 and 30 s. */

@@ -55,8 +55,11 @@ const INFRA_RETRIED = { attempts: 8, backoff: { type: 'exponential', delay: 1_00
 /** Payload of the `executions` queue; `created` is the execution as created (a start job). */
 /** Payload of the `executions` queue; `requeued`: how many times the sweep queued this start again after its job failed. */
 export interface ExecutionJob { executionId: string; created?: unknown; requeued?: number }
-/** Payload of the `task-runs` and `instant-runs` queues: `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (such jobs go to `instant-runs`). */
-export interface TaskRunJobData { taskRunId: string; executionId: string; attempt?: number; instant?: boolean }
+/**
+ * Payload of the `task-runs` and `instant-runs` queues: `attempt` is the attempt the job runs; `instant` whether the type is INSTANT (such jobs go to `instant-runs`);
+ * `requeued` how many times the sweep queued this attempt again after its job failed for good.
+ */
+export interface TaskRunJobData { taskRunId: string; executionId: string; attempt?: number; instant?: boolean; requeued?: number }
 /** Payload of an `instant-runs` job named `runs`: instant attempts queued together, run by one worker (docs/workflows.md "Instant task runs"). */
 export interface InstantRunsBatch { runs: TaskRunJobData[] }
 /** Payload of the `queries` queue: `run` names the query; the `sweep` and `retention` schedulers carry nothing. */

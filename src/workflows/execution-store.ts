@@ -200,7 +200,7 @@ export async function applyOutcomes(db: Db, items: Applying[]): Promise<void> {
  * not started (no lease) are killed, running ones are asked to stop (the kill request). False
  * when the execution had already ended.
  */
-export async function failExecution(db: Db, executionId: string, outcome: Outcome | undefined, reason: string, now: Date): Promise<boolean> {
+export async function failExecution(db: Db, executionId: string, outcome: Pick<Outcome, 'runId' | 'attempt'> | undefined, reason: string, now: Date): Promise<boolean> {
   const { rows } = await sql<{ id: string }>`
     WITH r AS (
       UPDATE task_runs SET state = CASE WHEN id = ${outcome?.runId ?? null}::uuid THEN 'FAILED' ELSE 'KILLED' END,

@@ -240,9 +240,9 @@ async function failUnstorable(services: Services, executionId: string, outcome: 
 /**
  * Fails an execution with `reason` (the run of `outcome`, if any, failed with it; failExecution)
  * and announces the end; false when it had ended already. Also the sweep's, for an execution
- * whose start failed again and again.
+ * whose start, or a run's job, failed again and again.
  */
-export async function failAndAnnounce(services: Services, executionId: string, reason: string, outcome?: Outcome): Promise<boolean> {
+export async function failAndAnnounce(services: Services, executionId: string, reason: string, outcome?: Pick<Outcome, 'runId' | 'attempt'>): Promise<boolean> {
   if (!(await failExecution(services.db, executionId, outcome, reason, services.clock.now()))) return false;
   await afterAdvance(services, { id: executionId }, 'FAILED', []);
   return true;

@@ -24,7 +24,8 @@ export interface Snapshot {
 }
 
 /** A leaf task run to queue; `instant` says its type is in INSTANT (the worker then skips the claim). */
-export interface LeafDispatch { taskRunId: string; executionId: string; attempt: number; instant?: boolean; delayMs?: number }
+/** A task-run attempt to queue; `requeued`: times the sweep queued it again after its job failed for good. */
+export interface LeafDispatch { taskRunId: string; executionId: string; attempt: number; instant?: boolean; delayMs?: number; requeued?: number }
 
 /**
  * The outcome of one task-run attempt, recorded by the step that follows it. `guard` is the lease
