@@ -9,6 +9,8 @@ import { spawnSvc, waitExit } from './helpers/cli.js';
 import { freePort } from './helpers/net.js';
 import { waitFor } from './helpers/workflow.js';
 import { startFaultBed, type FaultBed } from './helpers/fault-bed.js';
+import { appsEnv } from './helpers/console-apps.js';
+import http from 'node:http';
 
 /** A line the server logs: its output reaches the test through a pipe, sometimes after the answer did. */
 const logged = (re: RegExp) => waitFor(async () => re.test(svc.output()), `the log line ${re}`, 5_000);
@@ -19,10 +21,12 @@ const NAPS = 'id: naps\nnamespace: team\ntasks:\n  - id: both\n    type: paralle
 
 let bed: FaultBed;
 let pg: FaultBed['pg']; let redis: FaultBed['redis']; let s3: FaultBed['s3']; let env: FaultBed['env'];
-let svc: FaultBed['svc']; let base: string; let headers: Record<string, string>;
+let svc: FaultBed['svc']; let base: string; let headers: Record<string, string>; let apps: string;
 
 before(async () => {
-  bed = await startFaultBed({ SVC_WORKFLOW__WEBHOOKS_ENABLED: 'true' }, [QUICK, NAPS]);
+  const a = await appsEnv();
+  apps = a.apps;
+  bed = await startFaultBed({ SVC_WORKFLOW__WEBHOOKS_ENABLED: 'true', ...a.env }, [QUICK, NAPS]);
   ({ pg, redis, s3, env, svc, base, headers } = bed);
 });
 
@@ -69,6 +73,38 @@ test('Redis down: a start answers 503 unavailable with Retry-After and records n
   assert.equal(((await h2.json()) as { id: string }).id, ((await h1.json()) as { id: string }).id);
   assert.equal(await countOf('quick'), before + 3);
   await waitFor(async () => (await query<{ state: string }>(pg.url, 'SELECT state FROM executions WHERE id = $1', [first.id]))[0]?.state === 'SUCCESS', 'the execution to run');
+});
+
+test('Redis down: the apps origin answers 503 with Retry-After at once (a session, a redeem, an app page, a WebSocket) instead of waiting for Redis; its ticket page still opens', { timeout: 120_000 }, async () => {
+  const cookie = `__Host-svc_app=${'a'.repeat(43)}`;
+  await redis.stop();
+  try {
+    for (const [method, path] of [['GET', '/_svc/session'], ['POST', '/_svc/redeem'], ['POST', '/_svc/query'], ['GET', '/notebook/']] as const) {
+      // an answer held for the outage would end in this abort, not in a 503
+      const r = await fetch(`${apps}${path}`, { method, headers: { origin: apps, cookie, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined, signal: AbortSignal.timeout(15_000) });
+      assert.equal(r.status, 503, `${method} ${path}`);
+      assert.ok(Number(r.headers.get('retry-after')) > 0, 'Retry-After is set');
+      assert.deepEqual(await r.json(), { error: 'unavailable', message: 'temporarily unavailable; retry shortly' });
+    }
+    const ws = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${apps}/kernel`, { headers: { connection: 'Upgrade', upgrade: 'websocket', origin: apps, cookie, 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }, signal: AbortSignal.timeout(15_000) });
+      req.on('response', (res) => { res.resume(); resolve(res.statusCode!); });
+      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(ws, 503, 'a WebSocket to the app is refused 503');
+    const page = await fetch(`${apps}/_svc/open?t=${'b'.repeat(43)}`, { signal: AbortSignal.timeout(15_000) });
+    assert.equal(page.status, 200, 'the static ticket page needs no Redis');
+    await logged(/"dependency":"Redis".*answered 503/);
+  } finally {
+    await redis.start();
+  }
+  const back = await waitFor(async () => {
+    const r = await fetch(`${apps}/_svc/session`, { headers: { cookie } });
+    return r.status === 503 ? undefined : r.status;
+  }, 'the apps origin once Redis is back', 30_000, 250);
+  assert.equal(back, 401, 'back: a session that does not exist is refused as before');
 });
 
 test('Redis down: a kill is recorded and answered 202 without waiting, and the running sleeps still end KILLED', { timeout: 120_000 }, async () => {
@@ -140,7 +176,7 @@ test('SIGTERM with a slow request in flight and an idle keep-alive connection: t
   const slowMs = 2_000;
   const child = await spawnSvc(['serve'], {
     entry: ['--import', 'tsx', FIXTURE],
-    env: { ...env, SVC_WORKFLOW__WORKER_ENABLED: 'false', SVC_SERVER__PORT: String(port), FIXTURE_SLOW_MS: String(slowMs), FIXTURE_DRAIN_MS: '30000' },
+    env: { ...env, SVC_WORKFLOW__WORKER_ENABLED: 'false', SVC_SERVER__PORT: String(port), SVC_APPS__ORIGIN: '', FIXTURE_SLOW_MS: String(slowMs), FIXTURE_DRAIN_MS: '30000' },
     ready: /"msg":"listening"/,
   });
   const url = `http://127.0.0.1:${port}`;

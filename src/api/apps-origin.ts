@@ -11,7 +11,7 @@ import { MAX_SQL_BYTES } from '../queries/run.js';
 import { gatewayCall } from './apps-gateway.js';
 import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
 import { DomainError, UNAVAILABLE_RETRY_AFTER_SECS, unreachableDependency } from '../errors.js';
-import { appProxy } from './apps-proxy.js';
+import { appProxy, requireRedis } from './apps-proxy.js';
 import { NOT_ORIGIN_FORM, isOriginForm, type PodLauncher } from '../apps/pods.js';
 
 export const APP_COOKIE = '__Host-svc_app';
@@ -70,6 +70,8 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs, wsRe
   // authority-form, `*`): refused before routing, so no route and no pod ever sees one.
   app.addHook('onRequest', async (req, reply) => {
     if (!isOriginForm(req.url)) return fail(reply, 400, 'bad_request', NOT_ORIGIN_FORM);
+    // the ticket page is static: only what follows it reads Redis
+    if (!req.url.startsWith('/_svc/open?') && req.url !== '/_svc/open') requireRedis(services);
   });
   app.addHook('onSend', async (_req, reply, payload) => {
     const csp = reply.getHeader('content-security-policy');
