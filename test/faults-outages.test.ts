@@ -107,6 +107,40 @@ test('Redis down: the apps origin answers 503 with Retry-After at once (a sessio
   assert.equal(back, 401, 'back: a session that does not exist is refused as before');
 });
 
+test('Redis down: a query that needs the job queue is refused 503 at once and recorded FAILED; cancels of queued and running queries answer without waiting for Redis', { timeout: 120_000 }, async () => {
+  const Q = `${base}/api/workspaces/default/queries`;
+  const [{ ws }] = await query<{ ws: string }>(pg.url, "SELECT id AS ws FROM workspaces WHERE slug = 'default'");
+  const [{ user }] = await query<{ user: string }>(pg.url, "SELECT id AS \"user\" FROM users WHERE email = 'admin@example.test'");
+  const row = (id: string, state: string) => query(pg.url, `INSERT INTO queries (id, workspace_id, engine, sql, params, principal, principal_role, state, max_rows, timeout_ms, created_at, started_at)
+    VALUES ($1, $2, 'embedded', 'SELECT 1', '[]', $3, 'ws_admin', $4, 100, 600000, now(), CASE WHEN $4 = 'RUNNING' THEN now() END)`, [id, ws, user, state]);
+  const queued = '00000000-0000-4000-8000-00000000c0a1';
+  const running = '00000000-0000-4000-8000-00000000c0a2';
+  await row(queued, 'QUEUED');
+  await row(running, 'RUNNING');
+  const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+  await redis.stop();
+  try {
+    // wait_ms 0: the query goes through the queue's worker, which Redis holds
+    const r = await post(Q, { sql: 'SELECT 42 AS answer', wait_ms: 0 });
+    assert.equal(r.status, 503);
+    assert.ok(Number(r.headers.get('retry-after')) > 0, 'Retry-After is set');
+    assert.equal(((await r.json()) as { message: string }).message, 'the query could not be queued: the job queue is unavailable; retry shortly');
+    await logged(/is not connected: the query cannot be queued.*query not enqueued/);
+    const [failed] = await query<{ state: string; error: string }>(pg.url, "SELECT state, error FROM queries WHERE sql = 'SELECT 42 AS answer'");
+    assert.deepEqual(failed, { state: 'FAILED', error: 'the query could not be queued (the job queue is unavailable)' });
+    // an answer held for the outage would end in the abort, not in these answers
+    const c1 = await post(`${Q}/${queued}/cancel`, {});
+    assert.equal(c1.status, 202);
+    assert.equal(((await c1.json()) as { state: string }).state, 'CANCELLED');
+    const c2 = await post(`${Q}/${running}/cancel`, {});
+    assert.equal(c2.status, 202);
+    await logged(/query signal not published \(Redis is not connected\)/);
+  } finally {
+    await redis.start();
+  }
+  await query(pg.url, 'DELETE FROM queries WHERE id = ANY($1)', [[queued, running]]);
+});
+
 test('Redis down: a kill is recorded and answered 202 without waiting, and the running sleeps still end KILLED', { timeout: 120_000 }, async () => {
   const r = await start('naps');
   const { id } = await r.json() as { id: string };

@@ -1,6 +1,6 @@
 // The query service of a Services object, built on first use and closed with it.
 import type { Services } from '../services.js';
-import { QUEUES } from '../queue/queues.js';
+import { jobOptions, QUEUES } from '../queue/queues.js';
 import { QueryService } from './service.js';
 import { ResultStore } from './results.js';
 import { QuerySignals } from './signals.js';
@@ -13,11 +13,13 @@ export function queryService(services: Services): QueryService {
   if (!q) {
     const log = services.logging.module('svc::queries');
     const results = new ResultStore(services.storage, log);
-    const signals = new QuerySignals(services.redis, services.queues.prefix, log);
+    const signals = new QuerySignals(services.redis, services.queues.prefix, log, () => services.queues.available());
     const records = new QueryRecords(services.db, log);
     q = new QueryService({
       db: services.db, records, clock: services.clock, config: services.config, engines: services.queryEngines,
       results, signals, queue: () => services.queues.get(QUEUES.queries), log,
+      enqueue: (queryId) => services.queues.forRequest(() => services.queues.get(QUEUES.queries).add('run', { queryId }, jobOptions(QUEUES.queries, { jobId: queryId })), 'the query'),
+      queueAvailable: () => services.queues.available(),
     });
     built.set(services, q);
     // The database closes after every closer: the last records are written before it.

@@ -14,7 +14,8 @@ export class QuerySignals {
   private readonly handlers = new Map<string, Set<Handler>>();
   private readonly channel: string;
 
-  constructor(private readonly redis: () => Redis, prefix: string, private readonly log: Logger) {
+  /** `available`: whether Redis is connected (Queues.available); a signal is not published while it is not. */
+  constructor(private readonly redis: () => Redis, prefix: string, private readonly log: Logger, private readonly available: () => boolean = () => true) {
     this.channel = `${prefix}:query-signals`;
   }
 
@@ -48,6 +49,11 @@ export class QuerySignals {
   async emit(kind: SignalKind, queryId: string): Promise<void> {
     const msg = `${kind}:${queryId}`;
     this.deliver(msg, true);
+    // the client would hold the publish for the whole outage, and the cancel or end waiting on it
+    if (!this.available()) {
+      this.log.warn({ signal: kind, query: queryId }, 'query signal not published (Redis is not connected): other replicas learn it from the database');
+      return;
+    }
     try {
       await this.redis().publish(this.channel, msg);
     } catch (err) {
