@@ -75,13 +75,13 @@ test('Redis down: a start answers 503 unavailable with Retry-After and records n
   await waitFor(async () => (await query<{ state: string }>(pg.url, 'SELECT state FROM executions WHERE id = $1', [first.id]))[0]?.state === 'SUCCESS', 'the execution to run');
 });
 
-test('Redis down: the apps origin answers 503 with Retry-After at once (a session, a redeem, an app page, a WebSocket) instead of waiting for Redis; its ticket page still opens', { timeout: 120_000 }, async () => {
+test('Redis down: the apps origin answers 503 with Retry-After at once (a session, a redeem, an app page, a WebSocket), as does the pods\' gateway route, instead of waiting for Redis; the ticket page still opens', { timeout: 120_000 }, async () => {
   const cookie = `__Host-svc_app=${'a'.repeat(43)}`;
   await redis.stop();
   try {
     for (const [method, path] of [['GET', '/_svc/session'], ['POST', '/_svc/redeem'], ['POST', '/_svc/query'], ['GET', '/notebook/']] as const) {
       // an answer held for the outage would end in this abort, not in a 503
-      const r = await fetch(`${apps}${path}`, { method, headers: { origin: apps, cookie, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined, signal: AbortSignal.timeout(15_000) });
+      const r = await fetch(`${apps}${path}`, { method, headers: { origin: apps, cookie, 'content-type': 'application/json' }, body: method === 'POST' ? JSON.stringify({ ticket: 't', secret: 's', sql: 'SELECT 1' }) : undefined, signal: AbortSignal.timeout(15_000) });
       assert.equal(r.status, 503, `${method} ${path}`);
       assert.ok(Number(r.headers.get('retry-after')) > 0, 'Retry-After is set');
       assert.deepEqual(await r.json(), { error: 'unavailable', message: 'temporarily unavailable; retry shortly' });
@@ -94,6 +94,9 @@ test('Redis down: the apps origin answers 503 with Retry-After at once (a sessio
       req.end();
     });
     assert.equal(ws, 503, 'a WebSocket to the app is refused 503');
+    // a pod's query through the service's own gateway route reads the session from Redis too
+    const gw = await fetch(`${base}/api/apps/query`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-app-token': 'a'.repeat(43) }, body: JSON.stringify({ sql: 'SELECT 1' }), signal: AbortSignal.timeout(15_000) });
+    assert.equal(gw.status, 503, 'POST /api/apps/query');
     const page = await fetch(`${apps}/_svc/open?t=${'b'.repeat(43)}`, { signal: AbortSignal.timeout(15_000) });
     assert.equal(page.status, 200, 'the static ticket page needs no Redis');
     await logged(/"dependency":"Redis".*answered 503/);
@@ -138,6 +141,13 @@ test('Redis down: a query that needs the job queue is refused 503 at once and re
   } finally {
     await redis.start();
   }
+  // once Redis is back, the same query is queued and answered (the next test needs the queue too)
+  const back = await waitFor(async () => {
+    const r = await post(Q, { sql: 'SELECT 42 AS answer', wait_ms: 0 });
+    return r.status === 503 ? undefined : { status: r.status, ...await r.json() as { id: string } };
+  }, 'a queued query once Redis is back', 30_000, 250);
+  assert.equal(back.status, 202);
+  await waitFor(async () => (await query<{ state: string }>(pg.url, 'SELECT state FROM queries WHERE id = $1', [back.id]))[0]?.state === 'SUCCEEDED', 'the queued query to be run', 30_000);
   await query(pg.url, 'DELETE FROM queries WHERE id = ANY($1)', [[queued, running]]);
 });
 

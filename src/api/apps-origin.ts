@@ -10,15 +10,20 @@ import { AppTickets, TOKEN_SHAPE, type AppBinding } from '../apps/tickets.js';
 import { MAX_SQL_BYTES } from '../queries/run.js';
 import { gatewayCall } from './apps-gateway.js';
 import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
-import { DomainError, UNAVAILABLE_RETRY_AFTER_SECS, unreachableDependency } from '../errors.js';
-import { appProxy, requireRedis } from './apps-proxy.js';
+import { DependencyUnavailable, DomainError, UNAVAILABLE_RETRY_AFTER_SECS, unreachableDependency } from '../errors.js';
+import { appProxy } from './apps-proxy.js';
 import { NOT_ORIGIN_FORM, isOriginForm, type PodLauncher } from '../apps/pods.js';
 
 export const APP_COOKIE = '__Host-svc_app';
 /** A gateway call carries SQL of up to MAX_SQL_BYTES plus its parameters. */
 const MAX_BODY = MAX_SQL_BYTES + 65_536;
 
+/**
+ * App tickets and sessions (and the pods they lead to) live in Redis, whose client holds commands
+ * for the whole of an outage: with Redis away, whatever needs them is refused at once (503).
+ */
 export function appTickets(s: Services): AppTickets {
+  if (!s.queues.available()) throw new DependencyUnavailable('Redis', 'Redis is not connected: app tickets and sessions cannot be read');
   const a = s.config.apps;
   return new AppTickets(s.redis(), s.clock, { ticketTtlSecs: a.ticket_ttl_secs, idleSecs: a.session_idle_secs, absoluteSecs: a.session_absolute_secs });
 }
@@ -70,8 +75,6 @@ export async function buildAppsOrigin({ services, podLauncher, proxyIdleMs, wsRe
   // authority-form, `*`): refused before routing, so no route and no pod ever sees one.
   app.addHook('onRequest', async (req, reply) => {
     if (!isOriginForm(req.url)) return fail(reply, 400, 'bad_request', NOT_ORIGIN_FORM);
-    // the ticket page is static: only what follows it reads Redis
-    if (!req.url.startsWith('/_svc/open?') && req.url !== '/_svc/open') requireRedis(services);
   });
   app.addHook('onSend', async (_req, reply, payload) => {
     const csp = reply.getHeader('content-security-policy');

@@ -11,7 +11,7 @@ import type { Services } from '../services.js';
 import { tokenHash, type AppTickets } from '../apps/tickets.js';
 import { appSource, createPodLauncher, podManager, podStore } from '../apps/pod-runtime.js';
 import { NOT_ORIGIN_FORM, isOriginForm, podRequestTarget, type PodHandle, type PodLauncher } from '../apps/pods.js';
-import { DependencyUnavailable, DomainError, unreachableDependency } from '../errors.js';
+import { DomainError, unreachableDependency } from '../errors.js';
 import { mayStillOpen, noLongerAllowed } from '../apps/gateway.js';
 import type { AppBinding } from '../apps/tickets.js';
 
@@ -55,14 +55,6 @@ function otherCookies(header: string | undefined, names: string[]): string | und
 function withFrameAncestors(csp: string | undefined, serviceOrigin: string): string {
   const own = (csp ?? '').split(';').map((d) => d.trim()).filter((d) => d && !/^frame-ancestors\b/i.test(d));
   return [...own, `frame-ancestors ${serviceOrigin}`].join('; ');
-}
-
-/**
- * App sessions, tickets and pods live in Redis, whose client holds commands for the whole of an
- * outage: with Redis away, a request is refused at once (503) instead of hanging until it returns.
- */
-export function requireRedis(s: Services): void {
-  if (!s.queues.available()) throw new DependencyUnavailable('Redis', 'Redis is not connected: app sessions cannot be read');
 }
 
 /** Answers an upgrade request that is not passed on, in the one error body shape, and closes. */
@@ -183,7 +175,6 @@ export async function appProxy(app: FastifyInstance, o: AppProxyOptions): Promis
     if (!isOriginForm(url)) return refuse(socket, 400, 'bad_request', NOT_ORIGIN_FORM);
     if (url.startsWith('/_svc/')) return refuse(socket, 404, 'not_found', 'no WebSocket here');
     if (req.headers.origin !== cfg.origin) return refuse(socket, 403, 'forbidden', 'a WebSocket to an app must come from the apps origin');
-    requireRedis(services);
     const token = app.parseCookie(req.headers.cookie ?? '')[o.cookie];
     const { pod, launcher: l, extra } = await podFor(token);
     if (socket.destroyed) return;
