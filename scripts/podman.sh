@@ -10,6 +10,9 @@ set -euo pipefail
 
 SOCK="${SVC_PODMAN_SOCK:-/run/svc-podman.sock}"
 IMAGE="${SVC_TEST_IMAGE:-localhost/svc-test:1}"
+# The network the engine tests run their engines on (test/helpers/podman.ts TEST_NETWORK).
+NETWORK=svc-test
+KEEPER=svc-network-keeper
 LOG=/tmp/svc-podman.log
 
 log() { echo "podman.sh: $*" >&2; }
@@ -87,7 +90,32 @@ ensure_image() {
   rm -rf "$dir"
 }
 
-if ping_ok && ! service_cwd_deleted && podman image exists "$IMAGE" 2>/dev/null; then echo "$SOCK"; exit 0; fi
+# Keeps the bridges of the default network and of $NETWORK up for good: netavark creates a bridge
+# (podman0 10.88.0.1, ...) when a network's first container starts and deletes it when its last
+# one ends, and Chromium takes each host address change for a network change and fails every
+# request still waiting for a connection (net::ERR_NETWORK_CHANGED, "Failed to fetch"), so a
+# container started by one test file broke the browser tests running beside it. With a container
+# on both networks all the time, another container only adds a veth, which Chromium ignores
+# (test/podman-network.test.ts).
+keeper_ok() { [ "$(podman inspect -f '{{.State.Running}}' "$KEEPER" 2>/dev/null || true)" = true ]; }
+ensure_keeper() {
+  if keeper_ok; then return 0; fi
+  podman network exists "$NETWORK" || podman network create "$NETWORK" >/dev/null
+  podman rm -f -t 0 "$KEEPER" >/dev/null 2>&1 || true
+  log "starting $KEEPER (keeps the podman and $NETWORK bridges up)"
+  podman run -d --name "$KEEPER" --network podman --network "$NETWORK" "$IMAGE" sleep 2147483647 >/dev/null
+  # A new bridge's IPv6 link-local address turns from tentative to valid a moment later (duplicate
+  # address detection): one more address change, which the caller's browser must not see either.
+  command -v ip >/dev/null || return 0
+  local bridges
+  bridges=$(podman network inspect -f '{{.NetworkInterface}}' podman "$NETWORK")
+  for _ in $(seq 1 50); do
+    if [ -z "$(for b in $bridges; do ip -o addr show dev "$b" tentative; done)" ]; then return 0; fi
+    sleep 0.2
+  done
+}
+
+if ping_ok && ! service_cwd_deleted && podman image exists "$IMAGE" 2>/dev/null && keeper_ok; then echo "$SOCK"; exit 0; fi
 
 if [ "$(id -u)" != 0 ]; then
   log "must run as root to install and start podman (the socket $SOCK does not answer)"
@@ -98,4 +126,5 @@ exec 9>/tmp/svc-podman.lock
 flock 9
 ensure_engine
 ensure_image
+ensure_keeper
 echo "$SOCK"
