@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { startTestApp, type TestApp, Browser } from './helpers/app.js';
 import { ADMIN, signInAdmin, waitFor } from './helpers/workflow.js';
-import { ensurePodman, TEST_IMAGE, TEST_NETWORK } from './helpers/podman.js';
+import { ensurePodman, TEST_IMAGE } from './helpers/podman.js';
 import { startTcpProxy } from './helpers/net.js';
 import { createLocalEngineProvisioner } from '../src/engines/local-container.js';
 import { startEngineWorker, type EngineWorker } from '../src/jobs/engine-worker.js';
@@ -16,9 +16,7 @@ import { readTarFiles } from '../src/runners/local-container.js';
 import { sweepEngines } from '../src/engines/transition.js';
 
 const project = `svc-eng-${process.pid}`;
-// The run's lasting network: a network of its own got a bridge that came and went with its
-// containers, a host network change that failed the browser tests' requests (scripts/podman.sh).
-const network = TEST_NETWORK;
+const network = `svc-eng-net-${process.pid}`;
 const ENGINE_IMAGE = 'localhost/svc-engine-test';
 const URL_ = '/api/workspaces/default/engines';
 let docker: Docker;
@@ -50,6 +48,7 @@ describe('local_container engines on a real podman engine', () => {
     assert.ok(digest, `podman gave ${ENGINE_IMAGE} a digest: ${JSON.stringify(info.RepoDigests)}`);
     image = digest;
     imageId = info.Id;
+    await docker.createNetwork({ Name: network });
     t = await startTestApp({
       SVC_ENGINES__PROVISIONER: 'local_container', SVC_ENGINES__LOCAL_CONTAINER__HOST: host,
       SVC_ENGINES__LOCAL_CONTAINER__NETWORK: network, SVC_ENGINES__LOCAL_CONTAINER__PROJECT: project,
@@ -68,6 +67,7 @@ describe('local_container engines on a real podman engine', () => {
     const left = await ours();
     for (const c of left) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
     await foreign?.remove({ force: true }).catch(() => {});
+    await docker.getNetwork(network).remove().catch(() => {});
     assert.deepEqual(left.map((c) => c.Names), [], 'engine containers left behind');
   });
 

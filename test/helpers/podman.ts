@@ -11,9 +11,6 @@ const script = fileURLToPath(new URL('../../scripts/podman.sh', import.meta.url)
 /** Image built by scripts/podman.sh: a static busybox with sh, echo, cat, sleep, ... */
 export const TEST_IMAGE = 'localhost/svc-test:1';
 
-/** A network scripts/podman.sh keeps up (with its bridge) for the whole run: see its ensure_keeper. */
-export const TEST_NETWORK = 'svc-test';
-
 /** Starts (or finds) the podman service; returns its `unix://` address. */
 export async function ensurePodman(): Promise<string> {
   try {
