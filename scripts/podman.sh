@@ -4,12 +4,23 @@
 # `localhost/svc-test:1` (a static busybox; no registry is reachable from these machines).
 # Idempotent and fast when everything is already up. Run as root. Prints the socket path.
 #
+# The service runs in a network namespace of its own, where netavark puts the containers' bridges
+# and veths: each container added and deleted host addresses (a bridge's, a veth's link-local),
+# Chromium takes every address change for a network change and fails each request still waiting
+# for a connection (net::ERR_NETWORK_CHANGED, "Failed to fetch"), so a container started by one
+# test file failed the browser tests beside it (test/podman-network.test.ts). The Docker API
+# socket is a file and reaches the service from any namespace; no test reaches a container by IP.
+#
 #   SVC_PODMAN_SOCK   socket path (default /run/svc-podman.sock)
 #   SVC_TEST_IMAGE    test image name (default localhost/svc-test:1)
+#   SVC_PODMAN_NETNS  the service's network namespace, under /run/netns (default svc-podman; empty:
+#                     the machine's, for engines that svc on this machine reaches by address)
 set -euo pipefail
 
 SOCK="${SVC_PODMAN_SOCK:-/run/svc-podman.sock}"
 IMAGE="${SVC_TEST_IMAGE:-localhost/svc-test:1}"
+NETNS_NAME="${SVC_PODMAN_NETNS-svc-podman}"
+NETNS="${NETNS_NAME:+/run/netns/$NETNS_NAME}"
 LOG=/tmp/svc-podman.log
 
 log() { echo "podman.sh: $*" >&2; }
@@ -28,16 +39,43 @@ service_cwd_deleted() {
   done
   return 1
 }
-stop_if_cwd_deleted() {
-  if service_cwd_deleted; then
-    log "restarting the service: its working directory was deleted"
+# A service started before it had a namespace of its own (an older checkout's) is started again in it.
+netns_id() { stat -L -c %i "$1" 2>/dev/null || true; }
+service_outside_netns() {
+  local pid want=''
+  [ -n "$NETNS" ] || return 1
+  if nsenter --net="$NETNS" true 2>/dev/null; then want=$(netns_id "$NETNS"); fi
+  for pid in $(service_pids); do
+    if [ -z "$want" ] || [ "$(netns_id "/proc/$pid/ns/net")" != "$want" ]; then return 0; fi
+  done
+  return 1
+}
+stop_if_misplaced() {
+  local why=''
+  if service_cwd_deleted; then why='its working directory was deleted'; fi
+  if service_outside_netns; then why="it runs outside the network namespace $NETNS"; fi
+  if [ -n "$why" ]; then
+    log "restarting the service: $why"
     kill $(service_pids) || true
     sleep 1
   fi
 }
+# A persistent namespace with only its loopback (a bind mount of it at $NETNS).
+ensure_netns() {
+  [ -n "$NETNS" ] || return 0
+  if nsenter --net="$NETNS" true 2>/dev/null; then return 0; fi
+  if command -v ip >/dev/null; then
+    ip netns add "$NETNS_NAME"
+  else
+    mkdir -p "$(dirname "$NETNS")"
+    touch "$NETNS"
+    unshare --net="$NETNS" true
+  fi
+  nsenter --net="$NETNS" ip link set lo up 2>/dev/null || true
+}
 
 ensure_engine() {
-  stop_if_cwd_deleted
+  stop_if_misplaced
   if ping_ok; then return 0; fi
   if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || [ ! -x /bin/busybox ]; then
     log "installing podman, runc and busybox-static"
@@ -57,7 +95,8 @@ ensure_engine() {
   log "starting podman system service on $SOCK (log: $LOG)"
   # From /: the service and every conmon it forks keep this working directory, and a checkout
   # deleted later (a CI clone) would make each container start fail with "broken pipe".
-  (cd / && exec nohup podman system service --time=0 "unix://$SOCK" >>"$LOG" 2>&1 </dev/null 9>&-) &
+  ensure_netns
+  (cd / && exec nohup ${NETNS:+nsenter --net="$NETNS"} podman system service --time=0 "unix://$SOCK" >>"$LOG" 2>&1 </dev/null 9>&-) &
   disown || true
   for _ in $(seq 1 150); do
     if ping_ok; then return 0; fi
@@ -87,7 +126,7 @@ ensure_image() {
   rm -rf "$dir"
 }
 
-if ping_ok && ! service_cwd_deleted && podman image exists "$IMAGE" 2>/dev/null; then echo "$SOCK"; exit 0; fi
+if ping_ok && ! service_cwd_deleted && ! service_outside_netns && podman image exists "$IMAGE" 2>/dev/null; then echo "$SOCK"; exit 0; fi
 
 if [ "$(id -u)" != 0 ]; then
   log "must run as root to install and start podman (the socket $SOCK does not answer)"

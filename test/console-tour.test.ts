@@ -57,6 +57,20 @@ const ok = async (page: Page, method: string, path: string, body?: unknown) => {
 };
 const flow = (id: string, tasks: string) => ({ source: `id: ${id}\nnamespace: tour\ntasks:\n${tasks}` });
 
+/**
+ * Waits for what shows once a screen is ready; when it never does, says what the screen showed
+ * and which requests failed (a screen whose code could not be fetched has no heading).
+ */
+async function ready(page: Page, selector: string, name: string, failed: string[]): Promise<void> {
+  try {
+    await page.locator(selector).first().waitFor({ timeout: 30_000 });
+  } catch (err) {
+    const shown = await page.locator('#main').innerText().catch(() => '(no #main)');
+    const alert = await page.locator('#alert').innerText().catch(() => '');
+    throw new Error(`${name}: ${selector} not shown. The screen showed: ${JSON.stringify(shown.slice(0, 500))}; #alert: ${JSON.stringify(alert)}; failed requests: ${JSON.stringify(failed)}`, { cause: err });
+  }
+}
+
 /** Each screen: its name, its address, and what shows once it is ready. */
 const SCREENS: Array<[string, string, string]> = [
   ['home', '#/', '#executions-chart svg'], ['flows', '#/w/default/flows', '#flows-table'],
@@ -74,7 +88,7 @@ const SCREENS: Array<[string, string, string]> = [
 ];
 
 test('every screen: no serious violation in both themes, screenshots, and a phone width with the screen first', async () => {
-  const { page, errors } = await browser.newPage();
+  const { page, errors, failed } = await browser.newPage();
   // Nothing asks /api/me before sign-in (issue 28: a 401 in the browser's console on every load).
   const unauthorized: string[] = [];
   page.on('response', (r) => { if (r.status() === 401) unauthorized.push(r.url()); });
@@ -124,10 +138,10 @@ test('every screen: no serious violation in both themes, screenshots, and a phon
 
   // Every screen is checked before the verdict, so one run names every problem.
   const problems: string[] = [];
-  for (const [name, hash, ready] of SCREENS) {
+  for (const [name, hash, selector] of SCREENS) {
     const url = `${svc.base}/${hash.replace('EXEC', String(exec.id)).replace('ALERT', String(alert.id))}`;
     await page.goto(url);
-    await page.locator(ready).first().waitFor({ timeout: 30_000 });
+    await ready(page, selector, name, failed);
     await page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => {});
     for (const t of ['light', 'dark'] as const) {
       await theme(page, t);
@@ -145,9 +159,9 @@ test('every screen: no serious violation in both themes, screenshots, and a phon
 
   // A phone: the screen comes first (the navigation is behind Menu), nothing widens the page.
   await page.setViewportSize({ width: 390, height: 844 });
-  for (const [name, hash, ready] of SCREENS) {
+  for (const [name, hash, selector] of SCREENS) {
     await page.goto(`${svc.base}/${hash.replace('EXEC', String(exec.id)).replace('ALERT', String(alert.id))}`);
-    await page.locator(ready).first().waitFor({ timeout: 30_000 });
+    await ready(page, selector, name, failed);
     const box = await page.locator('#main h1').first().boundingBox();
     if (!box || box.y > 200) problems.push(`${name} (phone): the heading is ${box?.y} px down`);
     const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

@@ -125,7 +125,7 @@ describe('UI with single sign-on off', () => {
   });
 
   test('local sign-in by keyboard, wrong password, home, Groups screen grant and revoke, sign out', async () => {
-    const { page, errors } = await browser.newPage();
+    const { page, errors, failed } = await browser.newPage();
     const mutations = recordMutations(page);
     await page.goto(`${svc.base}/`);
 
@@ -152,7 +152,7 @@ describe('UI with single sign-on off', () => {
     await page.keyboard.type(ADMIN.password);
     await page.keyboard.press('Enter');
     await page.locator('#signed-in-as').getByText('Administrator').waitFor();
-    assert.equal(await page.locator('#alert').textContent(), '', 'the error is cleared');
+    assert.equal(await page.locator('#alert').textContent(), '', `the error is cleared; failed requests: ${JSON.stringify(failed)}`);
     const workspaces = page.locator('#workspaces');
     await workspaces.waitFor();
     assert.match(await workspaces.innerText(), /default\s+default\s+ws_admin/);

@@ -3,18 +3,17 @@
 //
 // Life of an attempt: make sure the image is present -> create the container (labels below) ->
 // put the input files in with putArchive -> start -> follow its logs (stdout and stderr
-// demultiplexed, split into lines) -> wait; timeoutMs and the abort signal stop it with
+// demultiplexed, split into lines: container-logs.ts) -> wait; timeoutMs and the abort signal stop it with
 // `t = killGraceSecs` -> collect the output files with getArchive -> remove it unless the spec
 // says delete:false. The container is removed on every error path.
-import { PassThrough, type Readable } from 'node:stream';
 import { posix } from 'node:path';
 import Docker from 'dockerode';
 import * as tar from 'tar-stream';
 import { readTarFiles } from './output-files.js';
+import { followContainerLogs, type LogFollower } from './container-logs.js';
 import type { Logger } from 'pino';
 import {
   DEFAULT_KILL_GRACE_SECS,
-  LineSplitter,
   RUNNER_LABELS,
   RunnerSpecError,
   matchesAnyOutput,
@@ -187,30 +186,6 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
     }
   }
 
-  /** Follows the logs; `close()` destroys the stream, which an engine may keep open after the container ended. */
-  function followLogs(container: Docker.Container, cb: RunCallbacks): { done: Promise<void>; close(): void } {
-    let stream: NodeJS.ReadableStream | undefined;
-    const done = (async () => {
-      stream = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream;
-      const out = new PassThrough();
-      const err = new PassThrough();
-      const outLines = new LineSplitter((line) => cb.onLog(line, 'stdout'));
-      const errLines = new LineSplitter((line) => cb.onLog(line, 'stderr'));
-      out.on('data', (c: Buffer) => outLines.push(c));
-      err.on('data', (c: Buffer) => errLines.push(c));
-      container.modem.demuxStream(stream, out, err);
-      const s = stream;
-      await new Promise<void>((resolve) => {
-        s.on('end', resolve);
-        s.on('close', resolve);
-        s.on('error', (e) => { log?.warn({ err: oneLine(e) }, 'container log stream failed'); resolve(); });
-      });
-      outLines.end();
-      errLines.end();
-    })().catch((e) => { log?.warn({ err: oneLine(e) }, 'could not follow the container logs'); });
-    return { done, close: () => { (stream as Readable | undefined)?.destroy(); } };
-  }
-
   async function collectOutputs(container: Docker.Container, spec: ContainerTaskSpec, sink?: RunCallbacks['onOutputFile']): Promise<Record<string, Uint8Array>> {
     if (spec.outputFiles.length === 0) return {};
     const keep = matchesAnyOutput(spec.outputFiles);
@@ -259,7 +234,7 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
     let keep = false;
     let stopReason: 'killed' | 'timeout' | null = null;
     let started = false;
-    let logs: ReturnType<typeof followLogs> | undefined;
+    let logs: LogFollower | undefined;
     let stopping: Promise<void> | undefined;
     let timer: NodeJS.Timeout | undefined;
     const stop = () => {
@@ -296,15 +271,13 @@ export function createLocalContainerRunner(opts: LocalContainerRunnerOptions): L
       await container.start();
       started = true;
       if (stopReason) stop();
-      logs = followLogs(container, cb);
+      logs = followContainerLogs(container, cb.onLog, log);
       const waited = (await container.wait()) as { StatusCode?: number };
       clearTimeout(timer);
       cb.signal.removeEventListener('abort', onAbort);
       if (stopping) await stopping;
-      // the log stream ends with the container; bound the wait in case the engine keeps it open,
-      // and then close it, or its socket would keep the process alive
-      await Promise.race([logs.done, new Promise((r) => setTimeout(r, 5000).unref())]);
-      logs.close();
+      // every line the container printed, also when following them failed as it ended
+      await logs.finish();
 
       const exitCode = typeof waited.StatusCode === 'number' ? waited.StatusCode : null;
       const outcome: ContainerRunResult['outcome'] = stopReason ?? 'exited';

@@ -20,8 +20,11 @@ export const CHROMIUM_ARGS = [
 
 export interface TestBrowser {
   browser: Browser;
-  /** A new isolated session (cookies, storage) with a page, recording console errors. */
-  newPage(): Promise<{ context: BrowserContext; page: Page; errors: string[] }>;
+  /**
+   * A new isolated session (cookies, storage) with a page, recording console errors and the
+   * requests that failed (`failed`: method, URL and Chromium's reason, for a failure's message).
+   */
+  newPage(): Promise<{ context: BrowserContext; page: Page; errors: string[]; failed: string[] }>;
   /** Saves a full-page screenshot as test-results/ui-<name>.png and returns its path. */
   screenshot(page: Page, name: string): Promise<string>;
   close(): Promise<void>;
@@ -55,7 +58,9 @@ export async function launchBrowser(opts: { viewport?: { width: number; height: 
         if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(`${page.url()}: ${m.text()}`);
       });
       page.on('pageerror', (e) => errors.push(`${page.url()}: uncaught ${e.message}`));
-      return { context, page, errors };
+      const failed: string[] = [];
+      page.on('requestfailed', (r) => { failed.push(`${r.method()} ${r.url()}: ${r.failure()?.errorText}`); });
+      return { context, page, errors, failed };
     },
     async screenshot(page, name) {
       const file = path.join(RESULTS_DIR, `ui-${name}.png`);
