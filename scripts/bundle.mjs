@@ -69,6 +69,26 @@ const englishOnly = {
   },
 };
 
+/**
+ * find-my-way compiles each static router node's prefix check with `new Function` (a chain of
+ * charCodeAt comparisons): about 1 000 nodes for svc's ~200 routes, 30-40 ms of every `svc serve`
+ * start parsing and compiling generated code that V8's compile cache never sees. A closure over
+ * `startsWith` answers the same (the caller has matched the first character already; its own
+ * matcher for long prefixes is the same check with indexOf). The build fails if the code it
+ * replaces is not found (a find-my-way upgrade), rather than silently bundling the original.
+ */
+const PREFIX_MATCH = /const lines = \[\][^]*?return new Function\('path', 'i', `'use strict'\\nreturn \$\{lines\.join\(' && '\)\}`\)/;
+const routerPrefixMatch = {
+  name: 'svc-router-prefix-match',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!PREFIX_MATCH.test(text)) throw new Error(`${args.path}: find-my-way's compiled prefix match not found (scripts/bundle.mjs routerPrefixMatch)`);
+      return { contents: text.replace(PREFIX_MATCH, 'return function matchPrefix (path, i) { return path.startsWith(prefix, i) }'), loader: 'js' };
+    });
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [path.join(dist, 'cli/main.js')],
@@ -76,5 +96,5 @@ await build({
   outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
   // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
-  plugins: [rewrites, englishOnly],
+  plugins: [routerPrefixMatch, rewrites, englishOnly],
 });

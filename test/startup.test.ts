@@ -9,7 +9,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile, utimes } from 'node:fs/promises';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -101,6 +101,19 @@ describe('svc serve with no cluster, container engine, engine or renderer enable
       const pkgs = new Set(urls.map(pkgOf).filter(Boolean));
       assert.ok(bundled(urls).length > 1 && pkgs.has('pino'), 'the recording works (the bundle, and a package kept out of it)');
       assert.deepEqual(HEAVY.filter((p) => pkgs.has(p)), []);
+      // An ES import of node:http reads its `WebSocket` export, which loads Node's undici (about
+      // 25 ms of the start): the loaded chunks reach it through require() (src/util/node-http.ts).
+      const esHttp = bundled(urls).filter((u) => /^import \S+ from "node:https?";$/m.test(readFileSync(fileURLToPath(u), 'utf8')));
+      assert.deepEqual(esHttp, []);
+      // The bundle's router matches static paths with its own prefix check (scripts/bundle.mjs
+      // routerPrefixMatch): a route answers, a path differing from it in one character does not.
+      const base = `http://127.0.0.1:${port}`;
+      assert.deepEqual(await (await fetch(`${base}/healthz`)).json(), { status: 'ok' });
+      assert.deepEqual(await (await fetch(`${base}/readyz`)).json(), { status: 'ok', db: 'up' });
+      for (const miss of ['/healthy', '/healthzz', '/hEalthz', '/health', '/readyzz']) {
+        const r = await fetch(`${base}${miss}`);
+        assert.doesNotMatch(await r.text(), /"status":"ok"/, miss);
+      }
     } finally {
       child.kill('SIGTERM');
       await waitExit(child);
