@@ -89,6 +89,42 @@ const routerPrefixMatch = {
   },
 };
 
+/**
+ * @fastify/static (the console's files, src/api/routes/ui.ts) and @fastify/send under it load at
+ * their require() mime's table of about 1 000 types, http-errors (with depd's stack inspection)
+ * and glob: 15-25 ms of every `svc serve` start for what a request needs later, if ever (mime to
+ * choose a content type, which ui.ts sets itself; http-errors for a failed send; glob only with
+ * `wildcard: false`, which svc does not use). In the bundle these three load on first use: those
+ * importers get a stand-in that requires the package when called.
+ */
+const LAZY_IMPORTERS = /[\\/]node_modules[\\/]@fastify[\\/](static|send)[\\/]/;
+const lazyBody = {
+  // @fastify/static sets default_type at its load: kept until mime loads, then given to it.
+  mime: (real) => `let m, defaultType;
+const load = () => { if (!m) { m = require(${real}); if (defaultType !== undefined) m.default_type = defaultType; } return m; };
+module.exports = {
+  getType: (p) => load().getType(p), getExtension: (t) => load().getExtension(t), define: (...a) => load().define(...a),
+  get default_type() { return m ? m.default_type : defaultType ?? load().default_type; },
+  set default_type(v) { defaultType = v; if (m) m.default_type = v; },
+};`,
+  'http-errors': (real) => `module.exports = (...a) => require(${real})(...a);`,
+  glob: (real) => `module.exports = { glob: (...a) => require(${real}).glob(...a) };`,
+};
+const lazyPackages = {
+  name: 'svc-lazy-packages',
+  setup(b) {
+    b.onResolve({ filter: /^(mime|http-errors|glob)$/ }, async (args) => {
+      if (args.pluginData === 'svc-lazy-real' || !LAZY_IMPORTERS.test(args.importer)) return undefined;
+      const real = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'svc-lazy-real' });
+      if (real.errors.length) return { errors: real.errors };
+      return { path: real.path, namespace: 'svc-lazy', pluginData: args.path };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'svc-lazy' }, (args) => ({
+      contents: lazyBody[args.pluginData](JSON.stringify(args.path)), resolveDir: path.dirname(args.path), loader: 'js',
+    }));
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [path.join(dist, 'cli/main.js')],
@@ -96,5 +132,5 @@ await build({
   outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
   // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
-  plugins: [routerPrefixMatch, rewrites, englishOnly],
+  plugins: [routerPrefixMatch, lazyPackages, rewrites, englishOnly],
 });
