@@ -90,37 +90,43 @@ const routerPrefixMatch = {
 };
 
 /**
- * @fastify/static (the console's files, src/api/routes/ui.ts) and @fastify/send under it load at
- * their require() mime's table of about 1 000 types, http-errors (with depd's stack inspection)
- * and glob: 15-25 ms of every `svc serve` start for what a request needs later, if ever (mime to
- * choose a content type, which ui.ts sets itself; http-errors for a failed send; glob only with
- * `wildcard: false`, which svc does not use). In the bundle these three load on first use: those
- * importers get a stand-in that requires the package when called.
+ * Packages that some importers load at their require() for what a request needs later, if ever:
+ * 15-25 ms of every `svc serve` start. @fastify/static (the console's files, src/api/routes/ui.ts)
+ * and @fastify/send under it load mime's table of about 1 000 types (to choose a content type,
+ * which ui.ts sets itself), http-errors with depd's stack inspection (for a failed send) and glob
+ * (only with `wildcard: false`, which svc does not use); fastify's server module loads Node's
+ * http2 (only for `http2: true`, which svc does not use). Those importers get a stand-in that
+ * loads the package when called.
  */
-const LAZY_IMPORTERS = /[\\/]node_modules[\\/]@fastify[\\/](static|send)[\\/]/;
-const lazyBody = {
+const FASTIFY_STATIC = /[\\/]node_modules[\\/]@fastify[\\/](static|send)[\\/]/;
+const LAZY = {
   // @fastify/static sets default_type at its load: kept until mime loads, then given to it.
-  mime: (real) => `let m, defaultType;
+  mime: { from: FASTIFY_STATIC, body: (real) => `let m, defaultType;
 const load = () => { if (!m) { m = require(${real}); if (defaultType !== undefined) m.default_type = defaultType; } return m; };
 module.exports = {
   getType: (p) => load().getType(p), getExtension: (t) => load().getExtension(t), define: (...a) => load().define(...a),
   get default_type() { return m ? m.default_type : defaultType ?? load().default_type; },
   set default_type(v) { defaultType = v; if (m) m.default_type = v; },
-};`,
-  'http-errors': (real) => `module.exports = (...a) => require(${real})(...a);`,
-  glob: (real) => `module.exports = { glob: (...a) => require(${real}).glob(...a) };`,
+};` },
+  'http-errors': { from: FASTIFY_STATIC, body: (real) => `module.exports = (...a) => require(${real})(...a);` },
+  glob: { from: FASTIFY_STATIC, body: (real) => `module.exports = { glob: (...a) => require(${real}).glob(...a) };` },
+  'node:http2': {
+    from: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
+    body: (real) => `module.exports = { createServer: (...a) => require(${real}).createServer(...a), createSecureServer: (...a) => require(${real}).createSecureServer(...a) };`,
+  },
 };
 const lazyPackages = {
   name: 'svc-lazy-packages',
   setup(b) {
-    b.onResolve({ filter: /^(mime|http-errors|glob)$/ }, async (args) => {
-      if (args.pluginData === 'svc-lazy-real' || !LAZY_IMPORTERS.test(args.importer)) return undefined;
+    b.onResolve({ filter: /^(mime|http-errors|glob|node:http2)$/ }, async (args) => {
+      if (args.pluginData === 'svc-lazy-real' || !LAZY[args.path].from.test(args.importer)) return undefined;
+      if (args.path.startsWith('node:')) return { path: args.path, namespace: 'svc-lazy', pluginData: args.path };
       const real = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'svc-lazy-real' });
       if (real.errors.length) return { errors: real.errors };
       return { path: real.path, namespace: 'svc-lazy', pluginData: args.path };
     });
     b.onLoad({ filter: /.*/, namespace: 'svc-lazy' }, (args) => ({
-      contents: lazyBody[args.pluginData](JSON.stringify(args.path)), resolveDir: path.dirname(args.path), loader: 'js',
+      contents: LAZY[args.pluginData].body(JSON.stringify(args.path)), resolveDir: args.path.startsWith('node:') ? root : path.dirname(args.path), loader: 'js',
     }));
   },
 };
