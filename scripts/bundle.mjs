@@ -69,6 +69,69 @@ const englishOnly = {
   },
 };
 
+/**
+ * find-my-way compiles each static router node's prefix check of 2-15 characters with `new
+ * Function` (a chain of charCodeAt comparisons): 360 functions for svc's ~200 routes, parsed and
+ * compiled at every `svc serve` start out of reach of V8's compile cache (42 ms of a CPU profile,
+ * which inflates compiling; with undici's import, 19 ms of main-thread CPU). A closure over
+ * `startsWith` answers the same (the caller has matched the first character already; its own
+ * matcher for long prefixes is the same check with indexOf). The build fails if the code it
+ * replaces is not found (a find-my-way upgrade), rather than silently bundling the original.
+ */
+const PREFIX_MATCH = /const lines = \[\][^]*?return new Function\('path', 'i', `'use strict'\\nreturn \$\{lines\.join\(' && '\)\}`\)/;
+const routerPrefixMatch = {
+  name: 'svc-router-prefix-match',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!PREFIX_MATCH.test(text)) throw new Error(`${args.path}: find-my-way's compiled prefix match not found (scripts/bundle.mjs routerPrefixMatch)`);
+      return { contents: text.replace(PREFIX_MATCH, 'return function matchPrefix (path, i) { return path.startsWith(prefix, i) }'), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * Packages that some importers load at their require() for what a request needs later, if ever:
+ * 15-25 ms of every `svc serve` start. @fastify/static (the console's files, src/api/routes/ui.ts)
+ * and @fastify/send under it load mime's table of about 1 000 types (to choose a content type,
+ * which ui.ts sets itself), http-errors with depd's stack inspection (for a failed send) and glob
+ * (only with `wildcard: false`, which svc does not use); fastify's server module loads Node's
+ * http2 (only for `http2: true`, which svc does not use). Those importers get a stand-in that
+ * loads the package when called.
+ */
+const FASTIFY_STATIC = /[\\/]node_modules[\\/]@fastify[\\/](static|send)[\\/]/;
+const LAZY = {
+  // @fastify/static sets default_type at its load: kept until mime loads, then given to it.
+  mime: { from: FASTIFY_STATIC, body: (real) => `let m, defaultType;
+const load = () => { if (!m) { m = require(${real}); if (defaultType !== undefined) m.default_type = defaultType; } return m; };
+module.exports = {
+  getType: (p) => load().getType(p), getExtension: (t) => load().getExtension(t), define: (...a) => load().define(...a),
+  get default_type() { return m ? m.default_type : defaultType ?? load().default_type; },
+  set default_type(v) { defaultType = v; if (m) m.default_type = v; },
+};` },
+  'http-errors': { from: FASTIFY_STATIC, body: (real) => `module.exports = (...a) => require(${real})(...a);` },
+  glob: { from: FASTIFY_STATIC, body: (real) => `module.exports = { glob: (...a) => require(${real}).glob(...a) };` },
+  'node:http2': {
+    from: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
+    body: (real) => `module.exports = { createServer: (...a) => require(${real}).createServer(...a), createSecureServer: (...a) => require(${real}).createSecureServer(...a) };`,
+  },
+};
+const lazyPackages = {
+  name: 'svc-lazy-packages',
+  setup(b) {
+    b.onResolve({ filter: /^(mime|http-errors|glob|node:http2)$/ }, async (args) => {
+      if (args.pluginData === 'svc-lazy-real' || !LAZY[args.path].from.test(args.importer)) return undefined;
+      if (args.path.startsWith('node:')) return { path: args.path, namespace: 'svc-lazy', pluginData: args.path };
+      const real = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'svc-lazy-real' });
+      if (real.errors.length) return { errors: real.errors };
+      return { path: real.path, namespace: 'svc-lazy', pluginData: args.path };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'svc-lazy' }, (args) => ({
+      contents: LAZY[args.pluginData].body(JSON.stringify(args.path)), resolveDir: args.path.startsWith('node:') ? root : path.dirname(args.path), loader: 'js',
+    }));
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [path.join(dist, 'cli/main.js')],
@@ -76,5 +139,5 @@ await build({
   outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
   // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
-  plugins: [rewrites, englishOnly],
+  plugins: [routerPrefixMatch, lazyPackages, rewrites, englishOnly],
 });

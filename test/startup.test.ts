@@ -8,8 +8,9 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile, utimes } from 'node:fs/promises';
-import { statSync } from 'node:fs';
+import http from 'node:http';
+import { mkdtemp, readFile, readdir, rm, writeFile, utimes } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -101,6 +102,41 @@ describe('svc serve with no cluster, container engine, engine or renderer enable
       const pkgs = new Set(urls.map(pkgOf).filter(Boolean));
       assert.ok(bundled(urls).length > 1 && pkgs.has('pino'), 'the recording works (the bundle, and a package kept out of it)');
       assert.deepEqual(HEAVY.filter((p) => pkgs.has(p)), []);
+      // An ES import of node:http reads its `WebSocket` export, which loads Node's undici (about
+      // 25 ms of the start): the loaded chunks reach it through require() (src/util/node-http.ts).
+      const esHttp = bundled(urls).filter((u) => /^import \S+ from "node:https?";$/m.test(readFileSync(fileURLToPath(u), 'utf8')));
+      assert.deepEqual(esHttp, []);
+      // The bundle's router matches static paths with its own prefix check (scripts/bundle.mjs
+      // routerPrefixMatch): a route answers, a path differing from it in one character does not.
+      const base = `http://127.0.0.1:${port}`;
+      assert.deepEqual(await (await fetch(`${base}/healthz`)).json(), { status: 'ok' });
+      assert.deepEqual(await (await fetch(`${base}/readyz`)).json(), { status: 'ok', db: 'up' });
+      for (const miss of ['/healthy', '/healthzz', '/hEalthz', '/health', '/readyzz']) {
+        const r = await fetch(`${base}${miss}`);
+        assert.doesNotMatch(await r.text(), /"status":"ok"/, miss);
+      }
+      // The console's files are sent by @fastify/static, whose mime, http-errors and glob the bundle
+      // loads on first use (scripts/bundle.mjs lazyPackages): a page, an asset, its 304, its .br.
+      const page = await fetch(`${base}/`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<html/i);
+      const icon = await fetch(`${base}/ui/favicon.svg`);
+      assert.equal(icon.status, 200);
+      assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+      assert.match(await icon.text(), /<svg/);
+      // (through node:http: fetch gets a 200 here, as it did before the bundle loaded these lazily)
+      const revalidated = await new Promise<number>((resolve, reject) => {
+        http.get(`${base}/ui/favicon.svg`, { headers: { 'if-none-match': icon.headers.get('etag')! } }, (res) => { res.resume(); resolve(res.statusCode!); }).on('error', reject);
+      });
+      assert.equal(revalidated, 304);
+      const unsatisfiable = await fetch(`${base}/ui/favicon.svg`, { headers: { range: 'bytes=9999-' } });
+      assert.equal(unsatisfiable.status, 416);
+      assert.equal((await unsatisfiable.json()).message, 'Range Not Satisfiable', 'the error http-errors makes');
+      const script = (await readdir(path.join(ROOT, 'ui/dist/assets'))).find((f) => f.endsWith('.js') && !f.includes('.js.'))!;
+      const packed = await fetch(`${base}/ui/assets/${script}`, { headers: { 'accept-encoding': 'br' } });
+      assert.equal(packed.status, 200);
+      assert.equal(packed.headers.get('content-encoding'), 'br');
+      assert.equal(await packed.text(), await readFile(path.join(ROOT, 'ui/dist/assets', script), 'utf8'));
     } finally {
       child.kill('SIGTERM');
       await waitExit(child);

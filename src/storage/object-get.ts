@@ -6,8 +6,7 @@
 // SDK uses (sigv4.ts), retried as the SDK's standard mode retries (three attempts on no answer,
 // 5xx and 429), and its errors carry the SDK's shape (`name` from the answer's <Code>,
 // `$metadata.httpStatusCode`) so errors.ts tells an outage from a refusal the same way.
-import http from 'node:http';
-import https from 'node:https';
+import { http, https } from '../util/node-http.js';
 import type { Readable } from 'node:stream';
 import type { StorageConfig } from './object-store.js';
 import { signS3 } from './sigv4.js';
