@@ -22,6 +22,14 @@ const BACKOFF_MS = 100;
 const MAX_SOCKETS = 64;
 /** Bytes of an error answer read for its <Code>. */
 const MAX_ERROR_BYTES = 16 * 1024;
+/**
+ * How long a sent request may wait for the answer's headers (the SDK set no bound): a store that
+ * takes the connection and never answers, or a kept-alive socket to a host gone away, is an outage
+ * after this. Not after the headers: a body is read as fast as its consumer takes it.
+ */
+const ANSWER_TIMEOUT_MS = 30_000;
+
+export interface GetterOptions { answerTimeoutMs?: number }
 
 export interface ObjectGetter {
   /** The object's body and length, or null when it does not exist. */
@@ -44,15 +52,21 @@ function encodeKey(key: string): string {
   return key.split('/').map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
 }
 
-/** The URL of an object: path-style on the endpoint, else the bucket's virtual host (AWS's own when no endpoint is set). */
+/**
+ * The URL of an object: path-style on the endpoint, else the bucket's virtual host (AWS's own when
+ * no endpoint is set). A "." or ".." segment is refused: the URL parser folds it away ("a/../b"
+ * addresses "b", path-style "../x" another bucket), where the SDK sent the key as it is.
+ */
 export function objectUrl(cfg: Pick<StorageConfig, 'endpoint' | 'region' | 'bucket' | 'path_style'>, key: string): URL {
+  if (key.split('/').some((s) => s === '.' || s === '..')) throw new StoreError('InvalidObjectKey', 'svc does not read a key with a "." or ".." segment', 400);
   const base = new URL(cfg.endpoint || `https://${endpointHosts(cfg)[0]}`);
   const prefix = base.pathname.replace(/\/+$/, '');
   if (cfg.path_style) return new URL(`${base.protocol}//${base.host}${prefix}/${encodeURIComponent(cfg.bucket)}/${encodeKey(key)}`);
   return new URL(`${base.protocol}//${cfg.bucket}.${base.host}${prefix}/${encodeKey(key)}`);
 }
 
-export function createObjectGetter(cfg: StorageConfig): ObjectGetter {
+export function createObjectGetter(cfg: StorageConfig, opts: GetterOptions = {}): ObjectGetter {
+  const answerTimeoutMs = opts.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   const agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
     'https:': new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
@@ -65,8 +79,14 @@ export function createObjectGetter(cfg: StorageConfig): ObjectGetter {
     const secure = url.protocol === 'https:';
     return new Promise((resolve, reject) => {
       const req = (secure ? https : http).request(url, { method: 'GET', headers, agent: secure ? agents['https:'] : agents['http:'] }, (res) => {
+        clearTimeout(answerTimer);
         const status = res.statusCode ?? 0;
-        if (status === 200) return resolve({ body: res, size: Number(res.headers['content-length'] ?? 0) });
+        if (status === 200) {
+          // the caches count this size before they read the body (Node holds a body to its Content-Length)
+          if (res.headers['content-length'] !== undefined) return resolve({ body: res, size: Number(res.headers['content-length']) });
+          res.destroy();
+          return reject(new StoreError('InvalidResponse', 'the object store answered a read without a Content-Length', status));
+        }
         // an error answer: its <Code> names it (NoSuchKey, AccessDenied, SlowDown, ...)
         const chunks: Buffer[] = [];
         let n = 0;
@@ -85,8 +105,9 @@ export function createObjectGetter(cfg: StorageConfig): ObjectGetter {
         socket.once('connect', () => clearTimeout(timer));
         socket.once('close', () => clearTimeout(timer));
       });
+      const answerTimer = setTimeout(() => req.destroy(new StoreError('TimeoutError', `the object store did not answer a read within ${answerTimeoutMs} ms`, undefined, 'ETIMEDOUT')), answerTimeoutMs);
       // no answer at all (refused, reset): the SDK's shape of a network error
-      req.on('error', (err) => reject(err instanceof StoreError ? err : Object.assign(err, { $metadata: {} })));
+      req.on('error', (err) => { clearTimeout(answerTimer); reject(err instanceof StoreError ? err : Object.assign(err, { $metadata: {} })); });
       req.end();
     });
   };
