@@ -53,6 +53,15 @@ class Memo {
   }
 }
 const parsed = new Memo(4_000_000, 200_000);
+
+/**
+ * Characters of a parse tree read into JavaScript at most: it is read (and a rewritten one
+ * printed) on the event loop, and a tree is 15 to 80 times its text (a 240 KB list of constants is
+ * 19 MB, about a second of parse and another of print). 8 MiB is about 0.3 s at worst.
+ */
+export const MAX_TREE_CHARS = 8 * 1024 * 1024;
+/** A tree larger than MAX_TREE_CHARS: refused, never read. */
+export class TreeTooLarge extends Error {}
 const printed = new Memo(4_000_000, 200_000);
 
 /**
@@ -67,6 +76,7 @@ export function duckdbParser(scalar: ScalarQuery, scope?: string): SqlParser {
       let text = k === undefined ? undefined : parsed.get(k);
       const hit = text !== undefined;
       text ??= await scalar('SELECT json_serialize_sql($1::VARCHAR)', sql);
+      if (text.length > MAX_TREE_CHARS) throw new TreeTooLarge(`the statement's parse tree is ${text.length} characters, over the ${MAX_TREE_CHARS} the embedded engine reads: send a shorter statement (long lists of constants: a table or a parameter)`);
       // every call parses afresh: callers rewrite the trees they get
       const out = parseLossless(text) as Node;
       if (out.error === true) {
