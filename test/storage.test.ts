@@ -97,6 +97,16 @@ test('reads: a key with a "." or ".." segment is refused, never read as the obje
   }
 });
 
+// The SDK read only NoSuchKey as "no object": a bucket that is not there (a wrong name, deleted)
+// must stay an error, not make every object look missing.
+test('reads: a missing bucket is an error naming it, not a missing object', async () => {
+  const missing = createObjectStore({ endpoint: s3.endpoint, region: 'us-east-1', bucket: 'nope', access_key: s3.accessKey, secret_key: s3.secretKey, path_style: true });
+  const err = await missing.get('k/x').then((v) => v, (e: unknown) => e);
+  missing.close();
+  assert.equal((err as Error | null)?.name, 'NoSuchBucket');
+  assert.equal(unreachableDependency(err), undefined);
+});
+
 /** A store on a local port that answers every request with `answer` (or never, when it is undefined). */
 async function fakeStore(answer: ((res: http.ServerResponse) => void) | undefined) {
   const hits: string[] = [];

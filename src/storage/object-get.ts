@@ -93,8 +93,10 @@ export function createObjectGetter(cfg: StorageConfig, opts: GetterOptions = {})
         res.on('data', (c: Buffer) => { if (n < MAX_ERROR_BYTES) { chunks.push(c); n += c.length; } });
         res.on('error', (err) => reject(Object.assign(err, { $metadata: {} })));
         res.on('end', () => {
-          if (status === 404) return resolve(null);
-          const code = /<Code>([^<]{1,100})<\/Code>/.exec(Buffer.concat(chunks).toString('utf8'))?.[1] ?? (status >= 500 ? 'InternalError' : `Http${status}`);
+          const named = /<Code>([^<]{1,100})<\/Code>/.exec(Buffer.concat(chunks).toString('utf8'))?.[1];
+          // as the SDK: only NoSuchKey is "no object" (a missing bucket, NoSuchBucket, stays an error)
+          if (status === 404 && (named === undefined || named === 'NoSuchKey')) return resolve(null);
+          const code = named ?? (status >= 500 ? 'InternalError' : `Http${status}`);
           reject(new StoreError(code, `the object store answered ${status} ${code}`, status));
         });
       });
