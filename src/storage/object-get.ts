@@ -100,14 +100,17 @@ export function createObjectGetter(cfg: StorageConfig, opts: GetterOptions = {})
           reject(new StoreError(code, `the object store answered ${status} ${code}`, status));
         });
       });
+      // counted from the socket, not from the request: a read waiting for a free socket (MAX_SOCKETS
+      // bodies being read) is not the store's silence
+      let answerTimer: NodeJS.Timeout | undefined;
       // a store that does not answer a connect is an outage, not a hang for the system's TCP timeout
       req.on('socket', (socket) => {
+        answerTimer = setTimeout(() => req.destroy(new StoreError('TimeoutError', `the object store did not answer a read within ${answerTimeoutMs} ms`, undefined, 'ETIMEDOUT')), answerTimeoutMs);
         if (!socket.connecting) return;
         const timer = setTimeout(() => req.destroy(new StoreError('TimeoutError', `connecting to the object store took more than ${CONNECT_TIMEOUT_MS} ms`, undefined, 'ETIMEDOUT')), CONNECT_TIMEOUT_MS);
         socket.once('connect', () => clearTimeout(timer));
         socket.once('close', () => clearTimeout(timer));
       });
-      const answerTimer = setTimeout(() => req.destroy(new StoreError('TimeoutError', `the object store did not answer a read within ${answerTimeoutMs} ms`, undefined, 'ETIMEDOUT')), answerTimeoutMs);
       // no answer at all (refused, reset): the SDK's shape of a network error
       req.on('error', (err) => { clearTimeout(answerTimer); reject(err instanceof StoreError ? err : Object.assign(err, { $metadata: {} })); });
       req.end();
