@@ -76,7 +76,7 @@ export function duckdbParser(scalar: ScalarQuery, scope?: string): SqlParser {
       let text = k === undefined ? undefined : parsed.get(k);
       const hit = text !== undefined;
       text ??= await scalar('SELECT json_serialize_sql($1::VARCHAR)', sql);
-      if (text.length > MAX_TREE_CHARS) throw new TreeTooLarge(`the statement's parse tree is ${text.length} characters, over the ${MAX_TREE_CHARS} the embedded engine reads: send a shorter statement (long lists of constants: a table or a parameter)`);
+      if (text.length > MAX_TREE_CHARS) throw new TreeTooLarge(`the statement's parse tree is ${text.length} characters, over the ${MAX_TREE_CHARS} the embedded engine reads: shorten its lists of constants (a table joins as well), or filter a catalog table to fewer files`);
       // every call parses afresh: callers rewrite the trees they get
       const out = parseLossless(text) as Node;
       if (out.error === true) {
