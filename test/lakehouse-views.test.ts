@@ -74,4 +74,15 @@ describe('catalog views', () => {
     await refused(ed('SELECT * FROM iceberg.lake.loop'), /more than 8 deep/);
     await refused(ed('SELECT * FROM iceberg.lake.big_orders FOR VERSION AS OF 1'), /time travel applies to tables/);
   });
+
+  // A view's SQL is stored by any editor's client (up to the 1 MiB body) and parsed again at each
+  // reference to it (a statement may hold 1,000): its tree is bounded as a person's statement is.
+  test('a view whose parse tree is over the bound is refused, not read', async () => {
+    await view('wide', `SELECT ${'1,'.repeat(75_000)}1 AS x`, [['x', 'int']]);
+    await refused(ed('SELECT count(*) FROM iceberg.lake.wide'), /^the statement's parse tree is \d+ characters, over the \d+ the embedded engine reads/);
+    // each tree within the bound, but named eight times: the statement's trees together are bounded too
+    await view('half_wide', `SELECT ${'1,'.repeat(30_000)}1 AS x`, [['x', 'int']]);
+    const eight = Array.from({ length: 8 }, (_, i) => `iceberg.lake.half_wide AS h${i}`).join(', ');
+    await refused(ed(`SELECT count(*) FROM ${eight}`), /^the statement's parse trees \(its views, each time it names them, and scans\) come to over \d+ characters/);
+  });
 });

@@ -126,6 +126,13 @@ describe('statements by role, read from the parse tree', () => {
     for (const [sql, m] of hidden) assert.match(await refusal(editor(sql), sql), m, sql);
   });
 
+  // The tree is read into JavaScript on the event loop (lossless-json): 240 KB of `1,` is a tree of
+  // about 19 MB, whose parse and print held every request of every workspace for over a second.
+  test('a statement whose parse tree is larger than the bound is refused before the tree is read', async () => {
+    const sql = `SELECT ${'1,'.repeat(120_000)}1`;
+    assert.match(await refusal(viewer(sql), 'SELECT 1,1,...'), /^the statement's parse tree is \d+ characters, over the \d+ the embedded engine reads/);
+  });
+
   test('an editor changes the workspace database with the statements of the allow-list, under EXPLAIN ANALYZE too', async () => {
     await editor('CREATE TABLE e (a INT, b VARCHAR DEFAULT \'d\')');
     await editor("INSERT INTO e VALUES (1, 'x')");

@@ -3,6 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startS3, type TestS3 } from './helpers/s3.js';
 import net from 'node:net';
+import http from 'node:http';
 import { createObjectStore, type ObjectStore } from '../src/storage/object-store.js';
 import { objectUrl } from '../src/storage/object-get.js';
 import { unreachableDependency } from '../src/errors.js';
@@ -83,4 +84,61 @@ test('reads: path-style and virtual-host addresses as the SDK builds them', () =
   assert.equal(objectUrl({ ...cfg, path_style: false }, 'k/x').href, 'http://lake.minio:9000/k/x');
   assert.equal(objectUrl({ ...cfg, endpoint: '', path_style: false }, 'k/x').href, 'https://lake.s3.eu-west-1.amazonaws.com/k/x');
   assert.equal(objectUrl({ ...cfg, endpoint: '' }, 'k/x').href, 'https://s3.eu-west-1.amazonaws.com/lake/k/x');
+});
+
+// The URL parser folds "." and ".." segments away ("a/../b" is "/b", and path-style "../x" leaves
+// the bucket): the SDK sent them as they are. svc's storage rule refuses such keys before the raw
+// store; the raw read must not address another object if one ever gets this far.
+test('reads: a key with a "." or ".." segment is refused, never read as the object it would fold to', async () => {
+  await store.put('other/secret', 'not yours');
+  for (const key of ['lake/ns/../../other/secret', 'other/./secret', `../${s3.bucket}/other/secret`]) {
+    await assert.rejects(store.get(key), /"\." or "\.\." segment/, key);
+    await assert.rejects(store.getStream(key), /"\." or "\.\." segment/, key);
+  }
+});
+
+// The SDK read only NoSuchKey as "no object": a bucket that is not there (a wrong name, deleted)
+// must stay an error, not make every object look missing.
+test('reads: a missing bucket is an error naming it, not a missing object', async () => {
+  const missing = createObjectStore({ endpoint: s3.endpoint, region: 'us-east-1', bucket: 'nope', access_key: s3.accessKey, secret_key: s3.secretKey, path_style: true });
+  const err = await missing.get('k/x').then((v) => v, (e: unknown) => e);
+  missing.close();
+  assert.equal((err as Error | null)?.name, 'NoSuchBucket');
+  assert.equal(unreachableDependency(err), undefined);
+});
+
+/** A store on a local port that answers every request with `answer` (or never, when it is undefined). */
+async function fakeStore(answer: ((res: http.ServerResponse) => void) | undefined) {
+  const hits: string[] = [];
+  const server = http.createServer((req, res) => { hits.push(req.url!); answer?.(res); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  const cfg = { endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', bucket: 'b', access_key: 'k', secret_key: 's', path_style: true };
+  return { cfg, hits, stop: () => { server.closeAllConnections(); return new Promise((r) => server.close(r)); } };
+}
+
+// The file cache reserves the answer's Content-Length before it writes the body: an answer without
+// one counted 0 bytes however long its body ran.
+test('reads: an answer without a Content-Length is refused (its size is what the caches count)', async () => {
+  const fake = await fakeStore((res) => { res.writeHead(200, { 'transfer-encoding': 'chunked' }); res.end('x'.repeat(1000)); });
+  const reader = createObjectStore(fake.cfg);
+  const err = await reader.getStream('k/x').then(() => null, (e: unknown) => e as Error);
+  reader.close();
+  await fake.stop();
+  assert.match(String(err?.message), /without a Content-Length/);
+  assert.doesNotMatch(String(err?.message), /127\.0\.0\.1/);
+  assert.equal(fake.hits.length, 1, 'a malformed answer is not asked again');
+});
+
+// A store that takes the connection and never answers (or a kept-alive socket to a host that went
+// away) held the read, and the query or download waiting on it, with no end.
+test('reads: a store that never answers is an outage after the answer timeout, on every attempt', async () => {
+  const fake = await fakeStore(undefined);
+  const reader = createObjectStore(fake.cfg, { answerTimeoutMs: 200 });
+  const err = await reader.getStream('k/x').then(() => null, (e: unknown) => e);
+  reader.close();
+  await fake.stop();
+  assert.equal(fake.hits.length, 3);
+  assert.equal(unreachableDependency(err), 'object store');
+  assert.doesNotMatch(String((err as Error).message), /127\.0\.0\.1/);
 });

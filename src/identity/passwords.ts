@@ -14,8 +14,10 @@ export function hashPassword(password: string): Promise<string> {
 }
 
 export async function verifyPassword(hashed: string, password: string): Promise<boolean> {
+  // loaded outside the try: a module that cannot load is the server's fault, not a wrong password
+  const { verify } = lib();
   try {
-    return await lib().verify(hashed, password);
+    return await verify(hashed, password);
   } catch {
     return false;
   }

@@ -6,7 +6,7 @@
 // rewritten on the tree into a scan of the table's files. What runs is printed from the trees.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { QueryFailure, type EngineResult, type EngineRun } from './types.js';
-import { duckdbParser, walk, type Node, type ScalarQuery, type SqlParser } from './sql/parser.js';
+import { duckdbParser, TreeTooLarge, walk, type Node, type ScalarQuery, type SqlParser } from './sql/parser.js';
 import { fillNullSlot } from './sql/build.js';
 import { explained, readStatement, render, SqlSyntaxError, StatementRefusal, type QName, type Statement } from './sql/statement.js';
 import { authorize, type Authorized } from './sql/authorize.js';
@@ -78,7 +78,7 @@ export async function prepareStatement(conn: DuckDBConnection, db: Db, parse: Sc
       throw err;
     }
   } catch (err) {
-    if (err instanceof StatementRefusal) throw new QueryFailure('refused', err.message);
+    if (err instanceof StatementRefusal || err instanceof TreeTooLarge) throw new QueryFailure('refused', err.message);
     if (err instanceof SqlSyntaxError) throw new QueryFailure('failed', err.message.replace(/\s*\n\s*/g, ' ').slice(0, 2000));
     throw err;
   }

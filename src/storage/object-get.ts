@@ -21,6 +21,14 @@ const BACKOFF_MS = 100;
 const MAX_SOCKETS = 64;
 /** Bytes of an error answer read for its <Code>. */
 const MAX_ERROR_BYTES = 16 * 1024;
+/**
+ * How long a sent request may wait for the answer's headers (the SDK set no bound): a store that
+ * takes the connection and never answers, or a kept-alive socket to a host gone away, is an outage
+ * after this. Not after the headers: a body is read as fast as its consumer takes it.
+ */
+const ANSWER_TIMEOUT_MS = 30_000;
+
+export interface GetterOptions { answerTimeoutMs?: number }
 
 export interface ObjectGetter {
   /** The object's body and length, or null when it does not exist. */
@@ -43,15 +51,21 @@ function encodeKey(key: string): string {
   return key.split('/').map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
 }
 
-/** The URL of an object: path-style on the endpoint, else the bucket's virtual host (AWS's own when no endpoint is set). */
+/**
+ * The URL of an object: path-style on the endpoint, else the bucket's virtual host (AWS's own when
+ * no endpoint is set). A "." or ".." segment is refused: the URL parser folds it away ("a/../b"
+ * addresses "b", path-style "../x" another bucket), where the SDK sent the key as it is.
+ */
 export function objectUrl(cfg: Pick<StorageConfig, 'endpoint' | 'region' | 'bucket' | 'path_style'>, key: string): URL {
+  if (key.split('/').some((s) => s === '.' || s === '..')) throw new StoreError('InvalidObjectKey', 'svc does not read a key with a "." or ".." segment', 400);
   const base = new URL(cfg.endpoint || `https://${endpointHosts(cfg)[0]}`);
   const prefix = base.pathname.replace(/\/+$/, '');
   if (cfg.path_style) return new URL(`${base.protocol}//${base.host}${prefix}/${encodeURIComponent(cfg.bucket)}/${encodeKey(key)}`);
   return new URL(`${base.protocol}//${cfg.bucket}.${base.host}${prefix}/${encodeKey(key)}`);
 }
 
-export function createObjectGetter(cfg: StorageConfig): ObjectGetter {
+export function createObjectGetter(cfg: StorageConfig, opts: GetterOptions = {}): ObjectGetter {
+  const answerTimeoutMs = opts.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   const agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
     'https:': new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_SOCKETS }),
@@ -64,28 +78,40 @@ export function createObjectGetter(cfg: StorageConfig): ObjectGetter {
     const secure = url.protocol === 'https:';
     return new Promise((resolve, reject) => {
       const req = (secure ? https : http).request(url, { method: 'GET', headers, agent: secure ? agents['https:'] : agents['http:'] }, (res) => {
+        clearTimeout(answerTimer);
         const status = res.statusCode ?? 0;
-        if (status === 200) return resolve({ body: res, size: Number(res.headers['content-length'] ?? 0) });
+        if (status === 200) {
+          // the caches count this size before they read the body (Node holds a body to its Content-Length)
+          if (res.headers['content-length'] !== undefined) return resolve({ body: res, size: Number(res.headers['content-length']) });
+          res.destroy();
+          return reject(new StoreError('InvalidResponse', 'the object store answered a read without a Content-Length', status));
+        }
         // an error answer: its <Code> names it (NoSuchKey, AccessDenied, SlowDown, ...)
         const chunks: Buffer[] = [];
         let n = 0;
         res.on('data', (c: Buffer) => { if (n < MAX_ERROR_BYTES) { chunks.push(c); n += c.length; } });
         res.on('error', (err) => reject(Object.assign(err, { $metadata: {} })));
         res.on('end', () => {
-          if (status === 404) return resolve(null);
-          const code = /<Code>([^<]{1,100})<\/Code>/.exec(Buffer.concat(chunks).toString('utf8'))?.[1] ?? (status >= 500 ? 'InternalError' : `Http${status}`);
+          const named = /<Code>([^<]{1,100})<\/Code>/.exec(Buffer.concat(chunks).toString('utf8'))?.[1];
+          // as the SDK: only NoSuchKey is "no object" (a missing bucket, NoSuchBucket, stays an error)
+          if (status === 404 && (named === undefined || named === 'NoSuchKey')) return resolve(null);
+          const code = named ?? (status >= 500 ? 'InternalError' : `Http${status}`);
           reject(new StoreError(code, `the object store answered ${status} ${code}`, status));
         });
       });
+      // counted from the socket, not from the request: a read waiting for a free socket (MAX_SOCKETS
+      // bodies being read) is not the store's silence
+      let answerTimer: NodeJS.Timeout | undefined;
       // a store that does not answer a connect is an outage, not a hang for the system's TCP timeout
       req.on('socket', (socket) => {
+        answerTimer = setTimeout(() => req.destroy(new StoreError('TimeoutError', `the object store did not answer a read within ${answerTimeoutMs} ms`, undefined, 'ETIMEDOUT')), answerTimeoutMs);
         if (!socket.connecting) return;
         const timer = setTimeout(() => req.destroy(new StoreError('TimeoutError', `connecting to the object store took more than ${CONNECT_TIMEOUT_MS} ms`, undefined, 'ETIMEDOUT')), CONNECT_TIMEOUT_MS);
         socket.once('connect', () => clearTimeout(timer));
         socket.once('close', () => clearTimeout(timer));
       });
       // no answer at all (refused, reset): the SDK's shape of a network error
-      req.on('error', (err) => reject(err instanceof StoreError ? err : Object.assign(err, { $metadata: {} })));
+      req.on('error', (err) => { clearTimeout(answerTimer); reject(err instanceof StoreError ? err : Object.assign(err, { $metadata: {} })); });
       req.end();
     });
   };

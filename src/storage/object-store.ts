@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { buffer } from 'node:stream/consumers';
-import { createObjectGetter, type ObjectGetter } from './object-get.js';
+import { createObjectGetter, type GetterOptions, type ObjectGetter } from './object-get.js';
 
 // The AWS SDK is large: it is loaded on the first object-store call, not at start.
 const require = createRequire(import.meta.url);
@@ -42,7 +42,8 @@ export interface ObjectStore {
 /** How long a connect to the object store may take. */
 const CONNECT_TIMEOUT_MS = 5_000;
 
-export function createObjectStore(cfg: StorageConfig): ObjectStore {
+/** `reads`: the reads' bounds (tests shorten them). */
+export function createObjectStore(cfg: StorageConfig, reads: GetterOptions = {}): ObjectStore {
   let s3: S3Client | undefined;
   const client = () => (s3 ??= new (sdk().S3Client)({
     endpoint: cfg.endpoint || undefined,
@@ -58,7 +59,7 @@ export function createObjectStore(cfg: StorageConfig): ObjectStore {
   }));
   // Reads, the most frequent call (every manifest and data file of a scan), skip the SDK's pipeline.
   let getter: ObjectGetter | undefined;
-  const reader = () => (getter ??= createObjectGetter(cfg));
+  const reader = () => (getter ??= createObjectGetter(cfg, reads));
   const Bucket = cfg.bucket;
   return {
     bucket: Bucket,

@@ -56,17 +56,37 @@ const parsed = new Memo(4_000_000, 200_000);
 const printed = new Memo(4_000_000, 200_000);
 
 /**
+ * Characters of a parse tree read into JavaScript at most: it is read (and a rewritten one
+ * printed) on the event loop, and a tree is 15 to 80 times its text (a 240 KB list of constants is
+ * 19 MB, about a second of parse and another of print). 8 MiB is about 0.3 s at worst.
+ */
+export const MAX_TREE_CHARS = 8 * 1024 * 1024;
+/** Characters of trees read and printed by one parser (one statement: its views, each time named, and scans) at most. */
+export const MAX_PARSER_CHARS = 4 * MAX_TREE_CHARS;
+/** A tree larger than MAX_TREE_CHARS, or one past MAX_PARSER_CHARS: refused, never read. */
+export class TreeTooLarge extends Error {}
+const SHORTEN = 'shorten its lists of constants (a table joins as well), or filter a catalog table to fewer files';
+
+/**
  * A SqlParser on a DuckDB connection: one round trip per call, nothing kept on the connection;
  * with a `scope`, answers are memoized within it.
  */
 export function duckdbParser(scalar: ScalarQuery, scope?: string): SqlParser {
   const key = (text: string) => (scope === undefined ? undefined : `${scope}\u0000${text}`);
+  // a view named 1,000 times is parsed 1,000 times: its trees count each time
+  let chars = 0;
+  const count = (n: number) => {
+    if (n > MAX_TREE_CHARS) throw new TreeTooLarge(`the statement's parse tree is ${n} characters, over the ${MAX_TREE_CHARS} the embedded engine reads: ${SHORTEN}`);
+    chars += n;
+    if (chars > MAX_PARSER_CHARS) throw new TreeTooLarge(`the statement's parse trees (its views, each time it names them, and scans) come to over ${MAX_PARSER_CHARS} characters, the most the embedded engine reads for one statement: ${SHORTEN}`);
+  };
   return {
     async parse(sql) {
       const k = key(sql);
       let text = k === undefined ? undefined : parsed.get(k);
       const hit = text !== undefined;
       text ??= await scalar('SELECT json_serialize_sql($1::VARCHAR)', sql);
+      count(text.length);
       // every call parses afresh: callers rewrite the trees they get
       const out = parseLossless(text) as Node;
       if (out.error === true) {
@@ -78,6 +98,7 @@ export function duckdbParser(scalar: ScalarQuery, scope?: string): SqlParser {
     },
     async print(statement) {
       const json = stringifyLossless({ error: false, statements: [statement] })!;
+      count(json.length);
       const k = key(json);
       const hit = k === undefined ? undefined : printed.get(k);
       if (hit !== undefined) return hit;
