@@ -96,8 +96,10 @@ describe('svc serve with no cluster, container engine, engine or renderer enable
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
     try {
-      for (let i = 0; i < 900 && !/"msg":"listening"|listening/.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
-      assert.match(out, /listening/);
+      // svc's own line (fastify's "Server listening at" comes before the apps listener and the checks' end)
+      const listening = /"msg":"listening"|INFO: listening$/m;
+      for (let i = 0; i < 900 && !listening.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.match(out, listening);
       const urls = await loaded(file);
       const pkgs = new Set(urls.map(pkgOf).filter(Boolean));
       assert.ok(bundled(urls).length > 1 && pkgs.has('pino'), 'the recording works (the bundle, and a package kept out of it)');
