@@ -146,7 +146,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       await queues.close();
       await queryEngines.close().catch(closing('closing the embedded databases'));
       await this.audit.stop().catch(closing('the audit writer\'s last flush'));
-      if (redis) await redis.quit().catch(() => redis!.disconnect());
+      // QUIT is queued like any command while Redis is away: then the connection is only dropped
+      if (redis) await (redis.status === 'ready' ? redis.quit().then(() => undefined) : Promise.resolve(redis.disconnect())).catch(() => redis!.disconnect());
       s3.close();
       await db.destroy();
     },

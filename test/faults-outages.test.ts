@@ -169,6 +169,23 @@ test('Redis down: a kill is recorded and answered 202 without waiting, and the r
   assert.deepEqual(runs.map((x) => x.state), ['KILLED', 'KILLED']);
 });
 
+test('SIGTERM while Redis is down: the server drains, closes and exits 0 without waiting for Redis', { timeout: 120_000 }, async () => {
+  const port = await freePort();
+  const other = await spawnSvc(['serve'], { env: { ...env, SVC_SERVER__PORT: String(port), SVC_APPS__ORIGIN: '' }, ready: /"msg":"listening"/ });
+  await redis.stop();
+  try {
+    other.child.kill('SIGTERM');
+    // a close that waited for Redis would end in this kill, with no exit code
+    const killer = setTimeout(() => other.child.kill('SIGKILL'), 60_000);
+    const code = await waitExit(other.child).finally(() => clearTimeout(killer));
+    assert.equal(code, 0, other.output().slice(-2000));
+    assert.match(other.output(), /"msg":"stopped"/);
+  } finally {
+    await redis.start();
+  }
+  await waitFor(async () => (await start('quick')).status === 201 || undefined, 'a start once Redis is back', 30_000, 250);
+});
+
 test('PostgreSQL down: API calls answer 503 unavailable with Retry-After naming PostgreSQL in the log only; /healthz with a session cookie answers 200', { timeout: 120_000 }, async () => {
   await pg.stop('immediate');
   try {

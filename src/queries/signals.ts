@@ -83,6 +83,6 @@ export class QuerySignals {
     const sub = this.sub;
     this.sub = undefined;
     this.subscribing = undefined;
-    if (sub) await sub.quit().catch(() => sub.disconnect());
+    if (sub) await (sub.status === 'ready' ? sub.quit().then(() => undefined) : Promise.resolve(sub.disconnect())).catch(() => sub.disconnect());
   }
 }

@@ -50,6 +50,11 @@ export function startWorker<P>(services: Services, def: QueueDef<P>, processor: 
   });
   worker.on('stalled', (jobId) => log.warn({ queue, job: jobId }, 'lease expired: job handed back'));
   worker.on('error', (err) => log.warn({ queue, err: err.message }, 'worker error'));
+  // With Redis away a graceful close never ends: it waits for the jobs in progress to be recorded
+  // and for its connections' QUIT, both queued until Redis returns. Closed then without waiting
+  // (the jobs it held are handed back by the stalled check once Redis is back).
+  const close = worker.close.bind(worker);
+  worker.close = (force = false) => close(force || !services.queues.available());
   services.onClose(() => worker.close());
   return worker;
 }
