@@ -53,6 +53,21 @@ class Memo {
   }
 }
 const parsed = new Memo(4_000_000, 200_000);
+
+/**
+ * A tree's JSON, read natively where that is exact. JSON.parse turns a number of 16 or more digits
+ * (a BIGINT past 2^53, a DOUBLE's 17) into the nearest double, -0 into 0 and a three-digit
+ * exponent possibly into Infinity; a text with any of them is read with lossless-json (numbers
+ * kept as their text), the rest natively: about a quarter of lossless-json's time, and no number
+ * objects for every walk of the tree to visit. Either way a number prints as the same text.
+ */
+const INEXACT = /\d{16}|-0|[eE][-+]?\d{3}/;
+export function readTree(text: string): Node {
+  if (!INEXACT.test(text)) {
+    try { return JSON.parse(text) as Node; } catch { /* not JSON (DuckDB writes an infinite DOUBLE as Infinity): lossless-json refuses it as before */ }
+  }
+  return parseLossless(text) as Node;
+}
 const printed = new Memo(4_000_000, 200_000);
 
 /**
@@ -88,7 +103,7 @@ export function duckdbParser(scalar: ScalarQuery, scope?: string): SqlParser {
       text ??= await scalar('SELECT json_serialize_sql($1::VARCHAR)', sql);
       count(text.length);
       // every call parses afresh: callers rewrite the trees they get
-      const out = parseLossless(text) as Node;
+      const out = readTree(text);
       if (out.error === true) {
         const message = String(out.error_message ?? 'the statement could not be parsed');
         return { ok: false, notSelect: /Only SELECT statements can be serialized/i.test(message), message };
