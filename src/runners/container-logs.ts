@@ -46,6 +46,21 @@ const isStream = (x: unknown): x is Readable => typeof (x as Readable | null)?.o
 const bounded = <T>(p: Promise<T>, ms: number, otherwise: T): Promise<T> =>
   Promise.race([p, new Promise<T>((resolve) => setTimeout(() => resolve(otherwise), ms).unref())]);
 
+/**
+ * The logs read once without follow, as a stream: dockerode reads that answer whole into memory
+ * (its `logs` streams only with follow), and a container may have printed gigabytes. The request
+ * is dockerode's own (`Container.logs`), with its answer streamed.
+ */
+function logsOnce(container: Docker.Container): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    (container.modem as { dial: (o: unknown, cb: (err: Error | null, data: Readable) => void) => void }).dial({
+      path: `/containers/${container.id}/logs?`, method: 'GET', isStream: true,
+      statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+      options: { follow: false, stdout: true, stderr: true },
+    }, (err, data) => (err ? reject(err) : resolve(data)));
+  });
+}
+
 export interface LogFollower {
   /** After the container ended: the follow answer's end, or the rest of the logs read again. */
   finish(): Promise<void>;
@@ -66,8 +81,7 @@ export function followContainerLogs(container: Docker.Container, onLog: (line: s
     const mine = ++reading;
     let answer: unknown;
     try {
-      // with follow a stream; without, the whole body (a Buffer, or what it parsed as JSON)
-      answer = await container.logs({ follow, stdout: true, stderr: true } as { follow: true });
+      answer = follow ? await container.logs({ follow: true, stdout: true, stderr: true }) : await logsOnce(container);
     } catch (err) {
       log?.warn({ err: (err as Error).message, follow }, 'the container engine did not answer the logs');
       return 'failed';
@@ -86,11 +100,7 @@ export function followContainerLogs(container: Docker.Container, onLog: (line: s
     const frames = new LogFrames((s, payload) => lines[s].push(payload));
     const notFrames = (start: string) => log?.warn({ start: start.slice(0, 200) }, 'the container engine answered the logs with something else than its frames');
     let outcome: Outcome;
-    if (Buffer.isBuffer(answer)) {
-      frames.push(answer);
-      if (frames.broken) notFrames(answer.toString('utf8'));
-      outcome = frames.whole ? 'ended' : 'failed';
-    } else if (stream) {
+    if (stream) {
       outcome = await new Promise<Outcome>((resolve) => {
         stream.on('data', (c: Buffer) => {
           frames.push(c);
