@@ -24,6 +24,7 @@ import { Lakehouse, lakehouseCache } from './queries/lakehouse/lakehouse.js';
 import { catalogWrites } from './catalog/engine-writes.js';
 import { engineLookup } from './queries/lookup.js';
 import { ManifestCache } from './iceberg/cache.js';
+import { closeRedis } from './util/redis-close.js';
 
 export interface Services {
   config: Config;
@@ -146,8 +147,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       await queues.close();
       await queryEngines.close().catch(closing('closing the embedded databases'));
       await this.audit.stop().catch(closing('the audit writer\'s last flush'));
-      // QUIT is queued like any command while Redis is away: then the connection is only dropped
-      if (redis) await (redis.status === 'ready' ? redis.quit().then(() => undefined) : Promise.resolve(redis.disconnect())).catch(() => redis!.disconnect());
+      if (redis) await closeRedis(redis);
       s3.close();
       await db.destroy();
     },

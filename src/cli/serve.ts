@@ -13,18 +13,13 @@ export const SAME_HOST_WARNING = 'apps.origin shares its host with apps.service_
 import { loadCheckedConfig } from './config.js';
 import { startLoops, startRequestLoops } from '../jobs/loops.js';
 import { fail, oneLine } from './errors.js';
+import { endsWithin } from '../util/deadline.js';
 
 export const DRAIN_MS = 55_000;
 /** How long a stop waits for the loops still starting, then for the services to close, before it goes on without them. */
 export const LOOPS_START_WAIT_MS = 5_000;
 export const SERVICES_CLOSE_MS = 15_000;
 
-/** Whether `p` settled within `ms` ('late' when not; its outcome is then ignored). */
-async function bounded(p: Promise<unknown>, ms: number): Promise<'done' | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms); });
-  return Promise.race([p.then(() => 'done' as const), late]).finally(() => clearTimeout(timer));
-}
 /** How often the drain closes keep-alive connections that went idle (a response just ended on them). */
 const DRAIN_IDLE_CHECK_MS = 100;
 
@@ -114,8 +109,8 @@ export async function startServer(cfg: Config, opts: StartOptions = {}): Promise
       // A dependency that does not answer must not keep a stopping process for good (Redis away
       // while the loops start holds their start until it returns): past each bound it goes on,
       // and what was left ends with the process.
-      if (await bounded(loops.catch(() => undefined), LOOPS_START_WAIT_MS) === 'late') log.warn({ ms: LOOPS_START_WAIT_MS }, 'the workers were still starting (a dependency not answering?): closing without them');
-      if (await bounded(services.close(), SERVICES_CLOSE_MS) === 'late') log.warn({ ms: SERVICES_CLOSE_MS }, 'closing the services did not end in time (a dependency not answering?): stopping without waiting');
+      if (!(await endsWithin(loops.catch(() => undefined), LOOPS_START_WAIT_MS))) log.warn({ ms: LOOPS_START_WAIT_MS }, 'the workers were still starting (a dependency not answering?): closing without them');
+      if (!(await endsWithin(services.close(), SERVICES_CLOSE_MS))) log.warn({ ms: SERVICES_CLOSE_MS }, 'closing the services did not end in time (a dependency not answering?): stopping without waiting');
       log.info('stopped');
     })();
     return stopping;

@@ -17,6 +17,7 @@ import type { QueryRow, QueryState } from '../db/query-types.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { conflict, DomainError, notFound, UNAVAILABLE_RETRY_AFTER_SECS } from '../errors.js';
+import { endsWithin } from '../util/deadline.js';
 import { EMBEDDED, runQuery, type QueryEngines } from './run.js';
 import { QueryFailure, type EngineResult, type QueryParams, type QueryRole } from './types.js';
 import type { ResultFormat, ResultStore } from './results.js';
@@ -300,13 +301,6 @@ export class QueryService {
       }
     }
   }
-}
-
-/** Whether p settles within ms (the timer never outlives the answer). */
-async function endsWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((r) => { timer = setTimeout(r, ms, false); });
-  try { return await Promise.race([p.then(() => true), late]); } finally { clearTimeout(timer); }
 }
 
 /** The row a record reads back as (JSON parsed, bigint columns as strings), for the answer before it is written. */

@@ -4,6 +4,7 @@
 // the truth, and a lost signal only means a waiter answers 202 at its wait_ms.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { closeRedis } from '../util/redis-close.js';
 
 export type SignalKind = 'cancel' | 'done';
 type Handler = () => void;
@@ -83,6 +84,6 @@ export class QuerySignals {
     const sub = this.sub;
     this.sub = undefined;
     this.subscribing = undefined;
-    if (sub) await (sub.status === 'ready' ? sub.quit().then(() => undefined) : Promise.resolve(sub.disconnect())).catch(() => sub.disconnect());
+    if (sub) await closeRedis(sub);
   }
 }
