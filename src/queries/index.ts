@@ -1,6 +1,5 @@
 // The query service of a Services object, built on first use and closed with it.
 import type { Services } from '../services.js';
-import { jobOptions, QUEUES } from '../queue/queues.js';
 import { QueryService } from './service.js';
 import { ResultStore } from './results.js';
 import { QuerySignals } from './signals.js';
@@ -17,9 +16,7 @@ export function queryService(services: Services): QueryService {
     const records = new QueryRecords(services.db, log);
     q = new QueryService({
       db: services.db, records, clock: services.clock, config: services.config, engines: services.queryEngines,
-      results, signals, queue: () => services.queues.get(QUEUES.queries), log,
-      enqueue: (queryId) => services.queues.forRequest(() => services.queues.get(QUEUES.queries).add('run', { queryId }, jobOptions(QUEUES.queries, { jobId: queryId })), 'the query'),
-      queueAvailable: () => services.queues.available(),
+      results, signals, queues: services.queues, log,
     });
     built.set(services, q);
     // The database closes after every closer: the last records are written before it.

@@ -11,8 +11,8 @@
 // `done` signal up to wait_ms. A run whose replica died is failed by the sweep.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Queue } from 'bullmq';
 import type { Db } from '../db/index.js';
+import { jobOptions, QUEUES, type Queues } from '../queue/queues.js';
 import type { QueryRow, QueryState } from '../db/query-types.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
@@ -33,12 +33,8 @@ export interface QueryServiceDeps {
   engines: QueryEngines;
   results: ResultStore;
   signals: QuerySignals;
-  /** The `queries` queue (created on first use). */
-  queue: () => Queue;
-  /** Queues a query's `run` job, refused at once while Redis is not connected and bounded otherwise (Queues.forRequest). */
-  enqueue: (queryId: string) => Promise<unknown>;
-  /** Whether Redis is connected (Queues.available). */
-  queueAvailable: () => boolean;
+  /** The job queues: the `queries` queue (opened on first use), and whether Redis is connected. */
+  queues: Queues;
   log: Logger;
 }
 
@@ -68,6 +64,8 @@ export class QueryService {
 
   constructor(private readonly d: QueryServiceDeps) {}
 
+  private queue() { return this.d.queues.get(QUEUES.queries); }
+
   /** Refuses at once (a 4xx, nothing recorded) when the engine is not there. */
   private async checkEngine(workspaceId: string, engine: string): Promise<void> {
     try {
@@ -90,7 +88,7 @@ export class QueryService {
     const row = await this.d.db.insertInto('queries').values({ ...base, state: 'QUEUED', created_at: this.d.clock.now() }).returningAll().executeTakeFirstOrThrow();
     try {
       // refused at once while Redis is away, bounded otherwise (a job it takes later finds the query FAILED and does nothing)
-      await this.d.enqueue(row.id);
+      await this.d.queues.forRequest(() => this.queue().add('run', { queryId: row.id }, jobOptions(QUEUES.queries, { jobId: row.id })), 'the query');
     } catch (err) {
       this.d.log.warn({ query: row.id, dependency: 'Redis', err: (err as Error).message }, 'query not enqueued');
       await this.finish(row.id, { state: 'FAILED', error: 'the query could not be queued (the job queue is unavailable)' }, row);
@@ -234,7 +232,7 @@ export class QueryService {
       .where('id', '=', id).where('state', '=', 'QUEUED').returningAll().executeTakeFirst();
     if (queued) {
       // with Redis away the removal would wait for its return: the job's worker skips a CANCELLED query anyway
-      if (this.d.queueAvailable()) await this.d.queue().remove(id).catch((err: Error) => this.d.log.info({ query: id, err: err.message }, 'cancelled query\'s job not removed: its worker skips it'));
+      if (this.d.queues.available()) await this.queue().remove(id).catch((err: Error) => this.d.log.info({ query: id, err: err.message }, 'cancelled query\'s job not removed: its worker skips it'));
       await this.d.signals.emit('done', id);
       return queued;
     }
@@ -264,7 +262,7 @@ export class QueryService {
 
   private async jobExists(id: string): Promise<boolean> {
     try {
-      return (await this.d.queue().getJob(id)) !== undefined;
+      return (await this.queue().getJob(id)) !== undefined;
     } catch (err) {
       this.d.log.warn({ query: id, err: (err as Error).message }, 'sweep could not look up a queued query\'s job: left for the next sweep');
       return true;

@@ -16,7 +16,7 @@ export class QuerySignals {
   private readonly channel: string;
 
   /** `available`: whether Redis is connected (Queues.available); a signal is not published while it is not. */
-  constructor(private readonly redis: () => Redis, prefix: string, private readonly log: Logger, private readonly available: () => boolean = () => true) {
+  constructor(private readonly redis: () => Redis, prefix: string, private readonly log: Logger, private readonly available: () => boolean) {
     this.channel = `${prefix}:query-signals`;
   }
 

@@ -41,8 +41,6 @@ export class LogFrames {
   get whole(): boolean { return !this.broken && this.buf.length === 0; }
 }
 
-const isStream = (x: unknown): x is Readable => typeof (x as Readable | null)?.on === 'function';
-
 const bounded = <T>(p: Promise<T>, ms: number, otherwise: T): Promise<T> =>
   Promise.race([p, new Promise<T>((resolve) => setTimeout(() => resolve(otherwise), ms).unref())]);
 
@@ -79,15 +77,14 @@ export function followContainerLogs(container: Docker.Container, onLog: (line: s
   /** One answer read to its end; its first `delivered` lines of each stream were delivered before. */
   async function read(follow: boolean): Promise<Outcome> {
     const mine = ++reading;
-    let answer: unknown;
+    let stream: Readable;
     try {
-      answer = follow ? await container.logs({ follow: true, stdout: true, stderr: true }) : await logsOnce(container);
+      stream = follow ? await container.logs({ follow: true, stdout: true, stderr: true }) as Readable : await logsOnce(container);
     } catch (err) {
       log?.warn({ err: (err as Error).message, follow }, 'the container engine did not answer the logs');
       return 'failed';
     }
-    const stream = isStream(answer) ? answer : undefined;
-    if (mine !== reading || closed) { stream?.destroy(); return 'failed'; }
+    if (mine !== reading || closed) { stream.destroy(); return 'failed'; }
     current = stream;
     const skip = { ...delivered };
     const seen: Record<LogStream, number> = { stdout: 0, stderr: 0 };
@@ -98,22 +95,18 @@ export function followContainerLogs(container: Docker.Container, onLog: (line: s
     };
     const lines = { stdout: new LineSplitter(deliver('stdout')), stderr: new LineSplitter(deliver('stderr')) };
     const frames = new LogFrames((s, payload) => lines[s].push(payload));
-    const notFrames = (start: string) => log?.warn({ start: start.slice(0, 200) }, 'the container engine answered the logs with something else than its frames');
-    let outcome: Outcome;
-    if (stream) {
-      outcome = await new Promise<Outcome>((resolve) => {
-        stream.on('data', (c: Buffer) => {
-          frames.push(c);
-          if (frames.broken) { notFrames(c.toString('utf8')); resolve('failed'); }
-        });
-        stream.on('end', () => resolve(frames.whole ? 'ended' : 'failed'));
-        stream.on('close', () => resolve('failed'));
-        stream.on('error', (err) => { log?.warn({ err: err.message }, 'the container log stream failed'); resolve('failed'); });
+    const outcome = await new Promise<Outcome>((resolve) => {
+      stream.on('data', (c: Buffer) => {
+        frames.push(c);
+        if (frames.broken) {
+          log?.warn({ start: c.toString('utf8').slice(0, 200) }, 'the container engine answered the logs with something else than its frames');
+          resolve('failed');
+        }
       });
-    } else {
-      notFrames(JSON.stringify(answer));
-      outcome = 'failed';
-    }
+      stream.on('end', () => resolve(frames.whole ? 'ended' : 'failed'));
+      stream.on('close', () => resolve('failed'));
+      stream.on('error', (err) => { log?.warn({ err: err.message }, 'the container log stream failed'); resolve('failed'); });
+    });
     // A line cut short by a failure is read whole again; after a whole answer it is the last one.
     if (outcome === 'ended') { lines.stdout.end(); lines.stderr.end(); }
     if (mine === reading) stop();
