@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import type { StorageConfig } from './object-store.js';
 import { signS3 } from './sigv4.js';
 import { endpointHosts } from './s3-request.js';
+import { hasDotSegment } from './ownership.js';
 
 /** How long a connect may take (as the SDK client's connectionTimeout). */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -57,7 +58,7 @@ function encodeKey(key: string): string {
  * addresses "b", path-style "../x" another bucket), where the SDK sent the key as it is.
  */
 export function objectUrl(cfg: Pick<StorageConfig, 'endpoint' | 'region' | 'bucket' | 'path_style'>, key: string): URL {
-  if (key.split('/').some((s) => s === '.' || s === '..')) throw new StoreError('InvalidObjectKey', 'svc does not read a key with a "." or ".." segment', 400);
+  if (hasDotSegment(key)) throw new StoreError('InvalidObjectKey', 'svc does not read a key with a "." or ".." segment', 400);
   const base = new URL(cfg.endpoint || `https://${endpointHosts(cfg)[0]}`);
   const prefix = base.pathname.replace(/\/+$/, '');
   if (cfg.path_style) return new URL(`${base.protocol}//${base.host}${prefix}/${encodeURIComponent(cfg.bucket)}/${encodeKey(key)}`);

@@ -39,11 +39,14 @@ export class StorageRefused extends DomainError {
   constructor(message: string) { super('forbidden', `Forbidden: ${message}`); }
 }
 
+/** Whether a key has a "." or ".." segment, which URL parsers fold away (another key, or another bucket). */
+export const hasDotSegment = (key: string): boolean => key.split('/').some((s) => s === '.' || s === '..');
+
 /** Why a key is not one svc lets anyone address, or null: dot segments and control characters are refused everywhere. */
 export function keyProblem(key: string): string | null {
   if (Buffer.byteLength(key) > MAX_KEY_BYTES) return `a key over ${MAX_KEY_BYTES} bytes`;
   if (/[\u0000-\u001f\u007f]/.test(key)) return 'a key with a control character';
-  if (key.split('/').some((s) => s === '.' || s === '..')) return 'a key with a "." or ".." segment';
+  if (hasDotSegment(key)) return 'a key with a "." or ".." segment';
   return null;
 }
 
