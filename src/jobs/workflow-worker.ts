@@ -121,6 +121,8 @@ export async function sweep(services: Services): Promise<SweepResult> {
     }
     return undefined;
   };
+  /** How many times the work will have been queued again by the sweep, when `found` failed for good (0 when it is lost otherwise). */
+  const requeuesOf = (found: Awaited<ReturnType<typeof jobOf>>) => (found?.state === 'failed' ? ((found.job.data as ExecutionJob | TaskRunJobData).requeued ?? 0) + 1 : 0);
   /** Whether work whose job is `found` needs its job again; a dead job is removed first. */
   const lost = async (found: Awaited<ReturnType<typeof jobOf>>) => {
     if (found && LIVE.has(found.state)) return false;
@@ -136,7 +138,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
     const found = await jobOf(`${e.id}-start`, [executions as Queue]);
     // a start that failed for a reason no retry mends fails every time: queued again at most
     // SWEEP_REQUEUES_MAX times, then the execution fails (an outage lets the sweep run only once it is over)
-    const requeued = found?.state === 'failed' ? ((found.job.data as ExecutionJob).requeued ?? 0) + 1 : 0;
+    const requeued = requeuesOf(found);
     if (!(await lost(found))) continue;
     if (requeued > SWEEP_REQUEUES_MAX) {
       log.error({ executionId: e.id, err: found?.job.failedReason }, 'sweep: an execution whose start failed every time is failed');
@@ -166,7 +168,7 @@ export async function sweep(services: Services): Promise<SweepResult> {
     const found = await jobOf(`${r.id}-${r.attempt + 1}`, leafQueues);
     // as for starts: a job that fails whatever the moment is queued again SWEEP_REQUEUES_MAX times
     // (a run lost from a failed `runs` batch has no job of its own to count on: its first is free)
-    const requeued = found?.state === 'failed' ? ((found.job.data as TaskRunJobData).requeued ?? 0) + 1 : 0;
+    const requeued = requeuesOf(found);
     if (!(await lost(found))) continue;
     if (requeued > SWEEP_REQUEUES_MAX) {
       log.error({ executionId: r.execution_id, taskRunId: r.id, err: found?.job.failedReason }, 'sweep: a task run whose job failed every time fails its execution');
