@@ -33,6 +33,7 @@ if (major < NEEDED_MAJOR && existsSync(local)) {
   // V8's code cache on disk (Node 22.1+): a later start skips compiling what it loads again
   // (os.tmpdir()/node-compile-cache; a directory that cannot be written leaves it off).
   if (nodeModule.enableCompileCache) nodeModule.enableCompileCache();
+  require('./load-hooks.js').ioredisCommandsInDictionaryMode();
   // The bundle the build writes (scripts/bundle.mjs): a few files instead of about a thousand
   // modules to resolve and read; the compiled tree when there is none (a bare `tsc`).
   const bundle = path.join(__dirname, '..', 'dist', 'bundle', 'main.js');
@@ -41,3 +42,4 @@ if (major < NEEDED_MAJOR && existsSync(local)) {
     process.exit(1);
   });
 }
+

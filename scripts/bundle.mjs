@@ -20,7 +20,7 @@
 //    they would be a ReferenceError on the path that uses them.
 import { build } from 'esbuild';
 import path from 'node:path';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -30,6 +30,10 @@ export const EXTERNAL = [
   '@duckdb/*', '@node-rs/*', 'msgpackr', 'msgpackr-extract',
   '@kubernetes/client-node', 'dockerode', '@aws-sdk/*', '@smithy/*', 'playwright-core',
   'bullmq', 'ioredis', 'yaml', 'avsc', '@bull-board/*', 'pino', 'pino-pretty', 'thread-stream', '@fastify/swagger',
+  // loaded on first use only, if ever (fast-json-stringify with ajv for a route's first compiled
+  // answer, fastify's inject for the queue dashboard, its default compilers never): in the bundle
+  // their 900 KiB would be read and compiled at every start all the same
+  'fast-json-stringify', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'light-my-request',
 ];
 
 const fromBundle = (file) => JSON.stringify(path.relative(outdir, file).split(path.sep).join('/'));
@@ -141,3 +145,21 @@ await build({
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
   plugins: [routerPrefixMatch, lazyPackages, rewrites, englishOnly],
 });
+await asciiOnly();
+
+/**
+ * Every chunk in ASCII. esbuild escapes non-ASCII characters in strings and identifiers but keeps
+ * them in comments and regular expressions (a dash in a comment of svc's, kysely's documentation,
+ * a box-drawing character in a pattern): one such character makes the whole chunk a two-byte
+ * string in V8, slower to decode at every load (Node's ES module loader decodes it as UTF-8) and
+ * twice the memory. Each becomes its `\uXXXX` escape, which means the same in a string, a template,
+ * a pattern or an identifier, and nothing in a comment.
+ */
+async function asciiOnly() {
+  for (const file of await readdir(outdir)) {
+    if (!file.endsWith('.js')) continue;
+    const text = await readFile(path.join(outdir, file), 'utf8');
+    if (!/[^\x00-\x7f]/.test(text)) continue;
+    await writeFile(path.join(outdir, file), text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  }
+}

@@ -22,6 +22,7 @@ import { prebuiltDocument } from '../src/cli/openapi.js';
 import { buildOpenApiDocument } from '../src/api/openapi.js';
 
 const HEAVY = ['@kubernetes/client-node', 'dockerode', '@duckdb/node-api', 'playwright-core'];
+const ON_FIRST_USE = ['ajv', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'light-my-request'];
 const pkgOf = (url: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
 
 let dir: string;
@@ -104,6 +105,13 @@ describe('svc serve with no cluster, container engine, engine or renderer enable
       const pkgs = new Set(urls.map(pkgOf).filter(Boolean));
       assert.ok(bundled(urls).length > 1 && pkgs.has('pino'), 'the recording works (the bundle, and a package kept out of it)');
       assert.deepEqual(HEAVY.filter((p) => pkgs.has(p)), []);
+      // Nor what only a route's first compiled answer, the queue dashboard or fastify's default
+      // compilers need (kept out of the bundle, loaded from node_modules on first use); of
+      // fast-json-stringify, fastify's error serializer takes the runtime of its generated code.
+      assert.deepEqual(ON_FIRST_USE.filter((p) => pkgs.has(p)), []);
+      assert.deepEqual(urls.filter((u) => pkgOf(u) === 'fast-json-stringify').map((u) => u.replace(/.*\/fast-json-stringify\//, '')).sort(), ['lib/serializer.js', 'lib/v8.js']);
+      // Every chunk is ASCII (scripts/bundle.mjs asciiOnly): one other character makes a two-byte string of it.
+      assert.deepEqual(bundled(urls).filter((u) => /[^\x00-\x7f]/.test(readFileSync(fileURLToPath(u), 'latin1'))), []);
       // An ES import of node:http reads its `WebSocket` export, which loads Node's undici (about
       // 25 ms of the start): the loaded chunks reach it through require() (src/util/node-http.ts).
       const esHttp = bundled(urls).filter((u) => /^import \S+ from "node:https?";$/m.test(readFileSync(fileURLToPath(u), 'utf8')));
@@ -144,4 +152,21 @@ describe('svc serve with no cluster, container engine, engine or renderer enable
       await waitExit(child);
     }
   });
+});
+
+test('bin/svc.js loads ioredis with its commands defined on a prototype in dictionary mode (bin/load-hooks.js)', async () => {
+  // The line the hook rewrites is still in the installed ioredis, and V8 sees the effect: the
+  // prototype is not in fast mode right after the module's load (without the hook it is).
+  const script = `const s = require('./bin/load-hooks.js').ioredisCommandsInDictionaryMode();
+const proto = require('ioredis/built/utils/Commander.js').default.prototype;
+process.stdout.write(JSON.stringify({ rewritten: s.rewritten, fast: %HasFastProperties(proto), get: typeof proto.get }));`;
+  const run = (hook: boolean) => new Promise<{ rewritten: boolean; fast: boolean; get: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--allow-natives-syntax', '-e', hook ? script : script.replace("require('./bin/load-hooks.js').ioredisCommandsInDictionaryMode()", '{ rewritten: false }')], { cwd: ROOT });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(out))));
+  });
+  assert.deepEqual(await run(true), { rewritten: true, fast: false, get: 'function' });
+  assert.deepEqual(await run(false), { rewritten: false, fast: true, get: 'function' });
 });

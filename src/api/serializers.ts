@@ -4,13 +4,18 @@
 // declared properties (unknown fields never leave), in a function generated once per schema. It
 // does not validate the value: the handler's types are the check (TypeScript, from the same zod
 // schema).
+import { createRequire } from 'node:module';
 import { z } from 'zod';
-import fastJson from 'fast-json-stringify';
+import type FastJson from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify/types/schema.js';
 
+const require = createRequire(import.meta.url);
+
 // Generated on the route's first answer, not while `svc serve` starts (issue 27 point 8): the
-// JSON Schema conversion and code generation of every such route were paid before it listened.
+// JSON Schema conversion and code generation of every such route were paid before it listened,
+// and fast-json-stringify (with ajv under it) is loaded then too.
 export const compiledSerializer: FastifySerializerCompiler<unknown> = ({ schema }) => {
   let compiled: ((data: unknown) => string) | undefined;
-  return (data) => (compiled ??= fastJson(z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Parameters<typeof fastJson>[0]) as (data: unknown) => string)(data);
+  const fastJson = () => require('fast-json-stringify') as typeof FastJson;
+  return (data) => (compiled ??= fastJson()(z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Parameters<typeof FastJson>[0]) as (data: unknown) => string)(data);
 };
