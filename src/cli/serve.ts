@@ -6,6 +6,7 @@ import { createServices, type Services } from '../services.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { describeUrl } from '../db/index.js';
 import { buildApp } from '../api/app.js';
+import { prepareSigningKeys } from '../idp/state.js';
 
 /** apps.origin on another port of the service's host: not a sibling origin for cookies. */
 export const COOKIE_TOSSING_WARNING = 'session.cookie_name or csrf.cookie_name has no __Host- prefix: an app on the apps origin can set a cookie of that name for the parent domain and overwrite the service\'s (cookie tossing); name them __Host-...';
@@ -153,6 +154,9 @@ export async function serveCommand(opts: StartOptions = {}): Promise<void> {
 /** What `svc serve` checks and starts before it listens: migrations, Redis, the request loops. */
 async function startChecks(services: Services, cfg: Config): Promise<void> {
   const log = services.log;
+  // PostgreSQL and Redis are asked at once; the database's answer is reported first, as before.
+  const redisUp = redisAnswers(services);
+  redisUp.catch(() => undefined);
   try {
     const { applied } = await migrateToLatest(services.db, cfg.database.url);
     if (applied.length) log.info({ applied }, 'migrations applied');
@@ -160,7 +164,10 @@ async function startChecks(services: Services, cfg: Config): Promise<void> {
     await services.close().catch((closeErr: Error) => log.warn({ err: closeErr.message }, 'closing after a failed start failed'));
     throw new Error(oneLine(err, cfg.database.url));
   }
-  await redisAnswers(services);
+  // The identity provider's signing keys (database round trips the app's onReady hook waits for)
+  // are prepared as soon as the schema is known to be current, while the routes are registered.
+  void prepareSigningKeys(services);
+  await redisUp;
   await startRequestLoops(services);
 }
 

@@ -6,7 +6,7 @@
 import type { Services } from '../services.js';
 import { idpIssuer } from '../config/index.js';
 import { Sealer } from '../secrets/seal.js';
-import { SigningKeys } from './keys.js';
+import { SigningKeys, ensureActiveKeys, sealPlainKeys } from './keys.js';
 import { ProviderVerifier } from './provider.js';
 import { TtlCache } from '../util/ttl-cache.js';
 import { ClientCache } from './clients.js';
@@ -48,6 +48,8 @@ export interface MachineState {
    * line goes through, as the access log does: redaction was a tenth of a grant's cost.
    */
   issued: Logger;
+  /** The start's preparation of the signing keys (prepareSigningKeys), once. */
+  prepared?: Promise<void>;
 }
 
 const states = new WeakMap<Services, MachineState>();
@@ -70,4 +72,27 @@ export function machines(s: Services): MachineState {
     states.set(s, st);
   }
   return st;
+}
+
+/**
+ * Generates the first signing keys (ES256 and RS256) at start, seals unsealed keys when a master
+ * key is set, and warns about unsealed ones: once per Services, whoever asks first (`svc serve`
+ * as soon as the schema is known to be current, while its routes are still being registered; the
+ * app's onReady hook in any case). A failure is the caller's to report.
+ */
+export function prepareSigningKeys(s: Services): Promise<void> {
+  const m = machines(s);
+  if (!m.prepared) {
+    m.prepared = (async () => {
+      const log = s.logging.module('svc::idp');
+      const created = await ensureActiveKeys(s.db, m.sealer, s.clock.now());
+      if (created.length) log.info({ kids: created, sealed: m.sealer.enabled }, 'identity provider signing keys created');
+      const sealed = await sealPlainKeys(s.db, m.sealer);
+      if (sealed) log.info({ keys: sealed }, 'identity provider signing keys sealed under secrets.master_key');
+      if (!m.sealer.enabled) log.warn('secrets.master_key is not set: the identity provider\'s private signing key is stored unsealed in the database');
+      m.keys.forget();
+    })();
+    m.prepared.catch(() => undefined); // reported by whoever awaits it; not an unhandled rejection meanwhile
+  }
+  return m.prepared;
 }

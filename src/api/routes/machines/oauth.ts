@@ -8,8 +8,7 @@ import type { AppContext } from '../../context.js';
 import { boundedKey, clientAddress } from '../../../auth/rate-limit.js';
 import { errorAnswer, handleTokenRequest, OAuthError } from '../../../idp/token-endpoint.js';
 import { authorizationServerMetadata, AUTHORIZATION_PATH, JWKS_PATH, openIdConfiguration, TOKEN_PATH } from '../../../idp/discovery.js';
-import { machines } from '../../../idp/state.js';
-import { ensureActiveKeys, sealPlainKeys } from '../../../idp/keys.js';
+import { machines, prepareSigningKeys } from '../../../idp/state.js';
 import type { Services } from '../../../services.js';
 
 const oauthError = z.object({ error: z.string(), error_description: z.string().optional() })
@@ -39,24 +38,12 @@ const JSON_UTF8 = 'application/json; charset=utf-8';
 
 const jwk = z.looseObject({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.string() });
 
-/** Generates the first signing keys (ES256 and RS256) at start, seals unsealed keys when a master key is set, and warns about unsealed ones. */
-async function prepareKeys(s: Services): Promise<void> {
-  const m = machines(s);
-  const log = s.logging.module('svc::idp');
-  const created = await ensureActiveKeys(s.db, m.sealer, s.clock.now());
-  if (created.length) log.info({ kids: created, sealed: m.sealer.enabled }, 'identity provider signing keys created');
-  const sealed = await sealPlainKeys(s.db, m.sealer);
-  if (sealed) log.info({ keys: sealed }, 'identity provider signing keys sealed under secrets.master_key');
-  if (!m.sealer.enabled) log.warn('secrets.master_key is not set: the identity provider\'s private signing key is stored unsealed in the database');
-  m.keys.forget();
-}
-
 export function oauthRoutes(ctx: AppContext): FastifyPluginAsyncZod {
   return async (app) => {
     app.addHook('onReady', async () => {
       let s: Services;
       try { s = ctx.services(); } catch { return; } // `svc openapi`: no services
-      await prepareKeys(s).catch((err: Error) => s.log.warn({ err: err.message }, 'identity provider: cannot prepare signing keys at start; retrying on first use'));
+      await prepareSigningKeys(s).catch((err: Error) => s.log.warn({ err: err.message }, 'identity provider: cannot prepare signing keys at start; retrying on first use'));
     });
 
     await app.register(async (token) => {
