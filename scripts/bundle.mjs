@@ -95,6 +95,44 @@ const routerPrefixMatch = {
 };
 
 /**
+ * find-my-way also compiles, with `new Function`, two functions per route as it is added: the one
+ * that builds its parameters object and the one that picks a handler by constraints (version,
+ * host), which a router whose routes have no constraints never calls. About 450 functions parsed
+ * and compiled at every `svc serve` start (10 ms on a slow machine). Each is compiled, as written,
+ * when it is first called instead. The build fails if the code it replaces is not found.
+ */
+const LAZY_PARAMS = '_createParamsObject: this._compileCreateParamsObject(params)';
+const LAZY_MATCHER = 'this._compileGetHandlerMatchingConstraints(constrainer, constraints)';
+const routerLazyCompile = {
+  name: 'svc-router-lazy-compile',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes(LAZY_PARAMS) || !text.includes(LAZY_MATCHER)) throw new Error(`${args.path}: find-my-way's compiled parameters object or constraints matcher not found (scripts/bundle.mjs routerLazyCompile)`);
+      return {
+        contents: `${text
+          .replace(LAZY_PARAMS, '_createParamsObject: svcLazyParamsObject(this, params)')
+          .replace(LAZY_MATCHER, 'this._getHandlerMatchingConstraints = svcLazyMatcher(this, constrainer)')}
+function svcLazyParamsObject (storage, params) {
+  let compiled
+  return function _createParamsObject (param0, param1, param2, param3, extraParams) {
+    return (compiled ??= storage._compileCreateParamsObject(params))(param0, param1, param2, param3, extraParams)
+  }
+}
+function svcLazyMatcher (storage, constrainer) {
+  return function (derivedConstraints) {
+    storage._compileGetHandlerMatchingConstraints(constrainer)
+    return storage._getHandlerMatchingConstraints(derivedConstraints)
+  }
+}
+`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
  * Packages that some importers load at their require() for what a request needs later, if ever:
  * 15-25 ms of every `svc serve` start. @fastify/static (the console's files, src/api/routes/ui.ts)
  * and @fastify/send under it load mime's table of about 1 000 types (to choose a content type,
@@ -143,7 +181,7 @@ await build({
   outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
   // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
-  plugins: [routerPrefixMatch, lazyPackages, rewrites, englishOnly],
+  plugins: [routerPrefixMatch, routerLazyCompile, lazyPackages, rewrites, englishOnly],
 });
 await asciiOnly();
 
