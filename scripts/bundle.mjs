@@ -17,10 +17,15 @@
 //    prebuilt API document) are found as before;
 //  - `__dirname` and `__filename` in a bundled package (ioredis, before it was kept out) name the
 //    package's own folder and file under node_modules, found from the chunk's URL; in an ES module
-//    they would be a ReferenceError on the path that uses them.
+//    they would be a ReferenceError on the path that uses them;
+//  - fastify, avvio and find-my-way: what they compile or queue per route as it is added, done on
+//    first use or once (scripts/bundle-rewrites.mjs); zod's translations other than English; a
+//    few packages some importers load at their require() for a later use (below).
+// Every chunk is then made ASCII (asciiOnly, below).
 import { build } from 'esbuild';
 import path from 'node:path';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { FASTIFY_REWRITES } from './bundle-rewrites.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -74,65 +79,6 @@ const englishOnly = {
 };
 
 /**
- * find-my-way compiles each static router node's prefix check of 2-15 characters with `new
- * Function` (a chain of charCodeAt comparisons): 360 functions for svc's ~200 routes, parsed and
- * compiled at every `svc serve` start out of reach of V8's compile cache (42 ms of a CPU profile,
- * which inflates compiling; with undici's import, 19 ms of main-thread CPU). A closure over
- * `startsWith` answers the same (the caller has matched the first character already; its own
- * matcher for long prefixes is the same check with indexOf). The build fails if the code it
- * replaces is not found (a find-my-way upgrade), rather than silently bundling the original.
- */
-const PREFIX_MATCH = /const lines = \[\][^]*?return new Function\('path', 'i', `'use strict'\\nreturn \$\{lines\.join\(' && '\)\}`\)/;
-const routerPrefixMatch = {
-  name: 'svc-router-prefix-match',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (!PREFIX_MATCH.test(text)) throw new Error(`${args.path}: find-my-way's compiled prefix match not found (scripts/bundle.mjs routerPrefixMatch)`);
-      return { contents: text.replace(PREFIX_MATCH, 'return function matchPrefix (path, i) { return path.startsWith(prefix, i) }'), loader: 'js' };
-    });
-  },
-};
-
-/**
- * find-my-way also compiles, with `new Function`, two functions per route as it is added: the one
- * that builds its parameters object and the one that picks a handler by constraints (version,
- * host), which a router whose routes have no constraints never calls. About 450 functions parsed
- * and compiled at every `svc serve` start (10 ms on a slow machine). Each is compiled, as written,
- * when it is first called instead. The build fails if the code it replaces is not found.
- */
-const LAZY_PARAMS = '_createParamsObject: this._compileCreateParamsObject(params)';
-const LAZY_MATCHER = 'this._compileGetHandlerMatchingConstraints(constrainer, constraints)';
-const routerLazyCompile = {
-  name: 'svc-router-lazy-compile',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (!text.includes(LAZY_PARAMS) || !text.includes(LAZY_MATCHER)) throw new Error(`${args.path}: find-my-way's compiled parameters object or constraints matcher not found (scripts/bundle.mjs routerLazyCompile)`);
-      return {
-        contents: `${text
-          .replace(LAZY_PARAMS, '_createParamsObject: svcLazyParamsObject(this, params)')
-          .replace(LAZY_MATCHER, 'this._getHandlerMatchingConstraints = svcLazyMatcher(this, constrainer)')}
-function svcLazyParamsObject (storage, params) {
-  let compiled
-  return function _createParamsObject (param0, param1, param2, param3, extraParams) {
-    return (compiled ??= storage._compileCreateParamsObject(params))(param0, param1, param2, param3, extraParams)
-  }
-}
-function svcLazyMatcher (storage, constrainer) {
-  return function (derivedConstraints) {
-    storage._compileGetHandlerMatchingConstraints(constrainer)
-    return storage._getHandlerMatchingConstraints(derivedConstraints)
-  }
-}
-`,
-        loader: 'js',
-      };
-    });
-  },
-};
-
-/**
  * Packages that some importers load at their require() for what a request needs later, if ever:
  * 15-25 ms of every `svc serve` start. @fastify/static (the console's files, src/api/routes/ui.ts)
  * and @fastify/send under it load mime's table of about 1 000 types (to choose a content type,
@@ -181,7 +127,7 @@ await build({
   outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
   // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
-  plugins: [routerPrefixMatch, routerLazyCompile, lazyPackages, rewrites, englishOnly],
+  plugins: [...FASTIFY_REWRITES, lazyPackages, rewrites, englishOnly],
 });
 await asciiOnly();
 

@@ -1,0 +1,116 @@
+// Rewrites of fastify, avvio and find-my-way in svc's bundle (scripts/bundle.mjs), as esbuild
+// plugins: each replaces code they run at every `svc serve` start with code that does the same
+// later or once (docs/operations.md "Start-up time"). Each fails the build when the code it
+// replaces is not found (an upgrade), rather than bundling the original silently;
+// test/bundle-rewrites.test.ts bundles fastify with them and checks it behaves as the original.
+import { readFile } from 'node:fs/promises';
+
+/**
+ * find-my-way compiles each static router node's prefix check of 2-15 characters with `new
+ * Function` (a chain of charCodeAt comparisons): 360 functions for svc's ~200 routes, parsed and
+ * compiled at every `svc serve` start out of reach of V8's compile cache (42 ms of a CPU profile,
+ * which inflates compiling; with undici's import, 19 ms of main-thread CPU). A closure over
+ * `startsWith` answers the same (the caller has matched the first character already; its own
+ * matcher for long prefixes is the same check with indexOf). The build fails if the code it
+ * replaces is not found (a find-my-way upgrade), rather than silently bundling the original.
+ */
+const PREFIX_MATCH = /const lines = \[\][^]*?return new Function\('path', 'i', `'use strict'\\nreturn \$\{lines\.join\(' && '\)\}`\)/;
+export const routerPrefixMatch = {
+  name: 'svc-router-prefix-match',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!PREFIX_MATCH.test(text)) throw new Error(`${args.path}: find-my-way's compiled prefix match not found (scripts/bundle.mjs routerPrefixMatch)`);
+      return { contents: text.replace(PREFIX_MATCH, 'return function matchPrefix (path, i) { return path.startsWith(prefix, i) }'), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * find-my-way also compiles, with `new Function`, two functions per route as it is added: the one
+ * that builds its parameters object and the one that picks a handler by constraints (version,
+ * host), which a router whose routes have no constraints never calls. About 450 functions parsed
+ * and compiled at every `svc serve` start (10 ms on a slow machine). Each is compiled, as written,
+ * when it is first called instead. The build fails if the code it replaces is not found.
+ */
+const LAZY_PARAMS = '_createParamsObject: this._compileCreateParamsObject(params)';
+const LAZY_MATCHER = 'this._compileGetHandlerMatchingConstraints(constrainer, constraints)';
+export const routerLazyCompile = {
+  name: 'svc-router-lazy-compile',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes(LAZY_PARAMS) || !text.includes(LAZY_MATCHER)) throw new Error(`${args.path}: find-my-way's compiled parameters object or constraints matcher not found (scripts/bundle.mjs routerLazyCompile)`);
+      return {
+        contents: `${text
+          .replace(LAZY_PARAMS, '_createParamsObject: svcLazyParamsObject(this, params)')
+          .replace(LAZY_MATCHER, 'this._getHandlerMatchingConstraints = svcLazyMatcher(this, constrainer)')}
+function svcLazyParamsObject (storage, params) {
+  let compiled
+  return function _createParamsObject (param0, param1, param2, param3, extraParams) {
+    return (compiled ??= storage._compileCreateParamsObject(params))(param0, param1, param2, param3, extraParams)
+  }
+}
+function svcLazyMatcher (storage, constrainer) {
+  return function (derivedConstraints) {
+    storage._compileGetHandlerMatchingConstraints(constrainer)
+    return storage._getHandlerMatchingConstraints(derivedConstraints)
+  }
+}
+`,
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
+ * fastify finishes each route in an avvio `after` of its own (the route's error handler, body
+ * limit and hooks are read once the plugin that declared it has run): an avvio plugin per route,
+ * with its queue, timer and turns of the event loop, about 270 at every `svc serve` start. In the
+ * bundle, consecutive routes of one instance share one `after`, which finishes them in the order
+ * they were declared; a route declared after anything else was queued on the boot (a plugin, an
+ * `after`) starts a new one, so each is finished at the same point of the boot as before. avvio
+ * counts what is queued (`_svcAdds`). The build fails if the code it replaces is not found.
+ */
+const ROUTE_AFTER = 'this.after((notHandledErr, done) => {';
+const ADD_PLUGIN = 'Boot.prototype._addPlugin = function (pluginFn, opts, isAfter) {';
+export const routeAfterBatch = {
+  name: 'svc-route-after-batch',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]route\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (text.split(ROUTE_AFTER).length !== 2) throw new Error(`${args.path}: fastify's after per route not found (scripts/bundle.mjs routeAfterBatch)`);
+      return {
+        contents: `${text.replace(ROUTE_AFTER, 'svcBatchedAfter(this, avvio, (notHandledErr, done) => {')}
+const kSvcRouteBatch = Symbol('svc.routeBatch')
+function svcBatchedAfter (instance, boot, fn) {
+  const open = Object.hasOwn(instance, kSvcRouteBatch) ? instance[kSvcRouteBatch] : null
+  if (open !== null && open.adds === boot._svcAdds) {
+    open.fns.push(fn)
+    return
+  }
+  const batch = { fns: [fn], adds: 0 }
+  instance[kSvcRouteBatch] = batch
+  instance.after((notHandledErr, done) => {
+    if (instance[kSvcRouteBatch] === batch) instance[kSvcRouteBatch] = null
+    for (const f of batch.fns) f(notHandledErr, svcNoop)
+    done(notHandledErr)
+  })
+  batch.adds = boot._svcAdds
+}
+function svcNoop () {}
+`,
+        loader: 'js',
+      };
+    });
+    b.onLoad({ filter: /[\\/]node_modules[\\/]avvio[\\/]index\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      if (text.split(ADD_PLUGIN).length !== 2) throw new Error(`${args.path}: avvio's _addPlugin not found (scripts/bundle.mjs routeAfterBatch)`);
+      return { contents: text.replace(ADD_PLUGIN, `${ADD_PLUGIN}\n  this._svcAdds = (this._svcAdds || 0) + 1`), loader: 'js' };
+    });
+  },
+};
+
+/** In the order the bundle applies them. */
+export const FASTIFY_REWRITES = [routerPrefixMatch, routerLazyCompile, routeAfterBatch];
