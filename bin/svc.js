@@ -7,7 +7,6 @@
 // reads files through it). 16 threads by default, of which the embedded engine uses at most 12
 // (docs/engines.md "Thread pool"); an operator's UV_THREADPOOL_SIZE wins.
 if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = '16';
-const { spawn } = require('node:child_process');
 const { existsSync } = require('node:fs');
 const path = require('node:path');
 const nodeModule = require('node:module');
@@ -20,7 +19,7 @@ const major = Number(process.versions.node.split('.')[0]);
 // exit is ours.
 const local = path.join(__dirname, '..', '.tools', 'node', 'node_modules', '.bin', 'node');
 if (major < NEEDED_MAJOR && existsSync(local)) {
-  const child = spawn(local, [__filename, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = require('node:child_process').spawn(local, [__filename, ...process.argv.slice(2)], { stdio: 'inherit' });
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => child.kill(s));
   child.on('exit', (code, signal) => {
     if (signal) {

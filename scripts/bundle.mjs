@@ -84,8 +84,9 @@ const englishOnly = {
  * and @fastify/send under it load mime's table of about 1 000 types (to choose a content type,
  * which ui.ts sets itself), http-errors with depd's stack inspection (for a failed send) and glob
  * (only with `wildcard: false`, which svc does not use); fastify's server module loads Node's
- * http2 (only for `http2: true`, which svc does not use). Those importers get a stand-in that
- * loads the package when called.
+ * http2 (only for `http2: true`, which svc does not use); commander loads Node's child_process
+ * (only for stand-alone executable subcommands, which svc has none of). Those importers get a
+ * stand-in that loads the package when called.
  */
 const FASTIFY_STATIC = /[\\/]node_modules[\\/]@fastify[\\/](static|send)[\\/]/;
 const LAZY = {
@@ -103,11 +104,15 @@ module.exports = {
     from: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]server\.js$/,
     body: (real) => `module.exports = { createServer: (...a) => require(${real}).createServer(...a), createSecureServer: (...a) => require(${real}).createSecureServer(...a) };`,
   },
+  'node:child_process': {
+    from: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]command\.js$/,
+    body: (real) => `module.exports = { spawn: (...a) => require(${real}).spawn(...a) };`,
+  },
 };
 const lazyPackages = {
   name: 'svc-lazy-packages',
   setup(b) {
-    b.onResolve({ filter: /^(mime|http-errors|glob|node:http2)$/ }, async (args) => {
+    b.onResolve({ filter: /^(mime|http-errors|glob|node:http2|node:child_process)$/ }, async (args) => {
       if (args.pluginData === 'svc-lazy-real' || !LAZY[args.path].from.test(args.importer)) return undefined;
       if (args.path.startsWith('node:')) return { path: args.path, namespace: 'svc-lazy', pluginData: args.path };
       const real = await b.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'svc-lazy-real' });

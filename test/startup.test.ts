@@ -110,6 +110,13 @@ describe('svc serve with no cluster, container engine, engine or renderer enable
       // fast-json-stringify, fastify's error serializer takes the runtime of its generated code.
       assert.deepEqual(ON_FIRST_USE.filter((p) => pkgs.has(p)), []);
       assert.deepEqual(urls.filter((u) => pkgOf(u) === 'fast-json-stringify').map((u) => u.replace(/.*\/fast-json-stringify\//, '')).sort(), ['lib/serializer.js', 'lib/v8.js']);
+      // Node's child_process is loaded by what starts processes (a pod, a subcommand) when it does,
+      // and by bullmq, which the loops load once it listens: not on the way there (the recording
+      // sees Node's own modules, in the order they load; crypto is loaded by the sessions and pg).
+      assert.ok(urls.includes('node:crypto'), 'the recording sees Node\'s modules');
+      const childProcess = urls.indexOf('node:child_process');
+      const bullmq = urls.findIndex((u) => pkgOf(u) === 'bullmq');
+      assert.ok(childProcess === -1 || (bullmq !== -1 && bullmq < childProcess), 'node:child_process is loaded only after bullmq, by it');
       // Every chunk is ASCII (scripts/bundle.mjs asciiOnly): one other character makes a two-byte string of it.
       assert.deepEqual(bundled(urls).filter((u) => /[^\x00-\x7f]/.test(readFileSync(fileURLToPath(u), 'latin1'))), []);
       // An ES import of node:http reads its `WebSocket` export, which loads Node's undici (about

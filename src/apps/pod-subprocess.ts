@@ -3,11 +3,15 @@
 // apps.pod.work_dir, listening on a free local port. docs/apps.md "Pods" lists its environment.
 // It is no sandbox: the process runs as the service's user, which is why `cluster` is the
 // production launcher.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { chmod, cp, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PodHandle, PodLauncher, PodSpec } from './pods.js';
+
+// Node's child_process when a pod is launched, not at every `svc serve` start (apps off or not).
+const require = createRequire(import.meta.url);
 
 export interface SubprocessOptions {
   command: string[];
@@ -126,7 +130,7 @@ export class SubprocessLauncher implements PodLauncher {
     let child: ChildProcess;
     let spawned: Promise<number>;
     try {
-      child = spawn(this.o.command[0], this.o.command.slice(1), { cwd: dir, env, detached: true, stdio: ['ignore', log.fd, log.fd] });
+      child = (require('node:child_process') as typeof import('node:child_process')).spawn(this.o.command[0], this.o.command.slice(1), { cwd: dir, env, detached: true, stdio: ['ignore', log.fd, log.fd] });
       // Listened for before anything else is awaited: 'spawn' comes on the next turn.
       spawned = new Promise<number>((resolve, reject) => {
         child.once('spawn', () => resolve(child.pid!));
