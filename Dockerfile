@@ -21,7 +21,7 @@ RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no
 COPY tsconfig.json ./
 COPY src ./src
 COPY bin ./bin
-COPY scripts/build.sh scripts/build-ui.sh scripts/bundle.mjs ./scripts/
+COPY scripts/build.sh scripts/build-ui.sh scripts/bundle.mjs scripts/bundle-rewrites.mjs ./scripts/
 COPY ui ./ui
 RUN npm run build
 

@@ -21,7 +21,7 @@ else
   touch "$stamp"
   echo "build: server compiled and bundled in $((SECONDS - start)) s" >&2
 fi
-if [ ! -f dist/bundle/main.js ] || [ scripts/bundle.mjs -nt dist/bundle/main.js ]; then
+if [ ! -f dist/bundle/main.js ] || [ scripts/bundle.mjs -nt dist/bundle/main.js ] || [ scripts/bundle-rewrites.mjs -nt dist/bundle/main.js ]; then
   echo "build: bundling the server (dist/bundle)" >&2
   node scripts/bundle.mjs
 fi

@@ -56,6 +56,15 @@ describe('Dockerfile, replayed outside a container', () => {
         }
       }
     }
+    // The build's own scripts: the bundler and every local module it imports are copied into the
+    // build stage (the replay below maps that stage onto the checkout, where they all are).
+    const build = DF.stages.find((s) => s.name === 'build')!;
+    const copied = new Set(instr(build, 'COPY').flatMap((c) => c.args.split(/\s+/).slice(0, -1)));
+    const closure = (f: string): string[] => [f, ...[...readFileSync(path.join(ROOT, f), 'utf8').matchAll(/^import [^;]* from '\.\/([^']+)';$/gm)]
+      .flatMap((m) => closure(path.posix.join(path.posix.dirname(f), m[1]!)))];
+    const scripts = closure('scripts/bundle.mjs');
+    assert.ok(scripts.length > 1, 'the bundler imports modules of its own');
+    for (const f of scripts) assert.ok(copied.has(f) && !IGNORED(f), `the build stage copies ${f}`);
     for (const p of ['svc.toml', 'src/svc.toml', '.env', 'node_modules', 'dist', '.git', 'test/cli.test.ts', 'charts/svc/values.yaml', 'npm-debug.log']) {
       assert.ok(IGNORED(p), `.dockerignore excludes ${p}`);
     }
