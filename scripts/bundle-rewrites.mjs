@@ -68,10 +68,12 @@ function svcLazyMatcher (storage, constrainer) {
  * fastify finishes each route in an avvio `after` of its own (the route's error handler, body
  * limit and hooks are read once the plugin that declared it has run): an avvio plugin per route,
  * with its queue, timer and turns of the event loop, about 270 at every `svc serve` start. In the
- * bundle, consecutive routes of one instance share one `after`, which finishes them in the order
- * they were declared; a route declared after anything else was queued on the boot (a plugin, an
- * `after`) starts a new one, so each is finished at the same point of the boot as before. avvio
- * counts what is queued (`_svcAdds`). The build fails if the code it replaces is not found.
+ * bundle, consecutive routes of one instance, declared while the same avvio plugin loads, share
+ * one `after`, which finishes them in the order they were declared; a route declared after
+ * anything else was queued on the boot (a plugin, an `after`) or by another plugin (one of
+ * fastify-plugin's shares the instance) starts a new one, so each is finished at the same point of
+ * the boot as before. avvio counts what is queued (`_svcAdds`; without the count, one `after` per
+ * route as before). The build fails if the code it replaces is not found.
  */
 const ROUTE_AFTER = 'this.after((notHandledErr, done) => {';
 const ADD_PLUGIN = 'Boot.prototype._addPlugin = function (pluginFn, opts, isAfter) {';
@@ -85,12 +87,16 @@ export const routeAfterBatch = {
         contents: `${text.replace(ROUTE_AFTER, 'svcBatchedAfter(this, avvio, (notHandledErr, done) => {')}
 const kSvcRouteBatch = Symbol('svc.routeBatch')
 function svcBatchedAfter (instance, boot, fn) {
+  // (an avvio that does not count what is queued: one after per route, as fastify does)
+  if (typeof boot._svcAdds !== 'number') return instance.after(fn)
   const open = Object.hasOwn(instance, kSvcRouteBatch) ? instance[kSvcRouteBatch] : null
-  if (open !== null && open.adds === boot._svcAdds) {
+  if (open !== null && open.adds === boot._svcAdds && open.loading === boot._current[0]) {
     open.fns.push(fn)
     return
   }
-  const batch = { fns: [fn], adds: 0 }
+  // loading: the avvio plugin whose queue the after goes to (a plugin that shares the instance,
+  // fastify-plugin's, has a queue of its own)
+  const batch = { fns: [fn], adds: 0, loading: boot._current[0] }
   instance[kSvcRouteBatch] = batch
   instance.after((notHandledErr, done) => {
     if (instance[kSvcRouteBatch] === batch) instance[kSvcRouteBatch] = null
@@ -107,7 +113,7 @@ function svcNoop () {}
     b.onLoad({ filter: /[\\/]node_modules[\\/]avvio[\\/]index\.js$/ }, async (args) => {
       const text = await readFile(args.path, 'utf8');
       if (text.split(ADD_PLUGIN).length !== 2) throw new Error(`${args.path}: avvio's _addPlugin not found (scripts/bundle.mjs routeAfterBatch)`);
-      return { contents: text.replace(ADD_PLUGIN, `${ADD_PLUGIN}\n  this._svcAdds = (this._svcAdds || 0) + 1`), loader: 'js' };
+      return { contents: `${text.replace(ADD_PLUGIN, `${ADD_PLUGIN}\n  this._svcAdds++`)}\nBoot.prototype._svcAdds = 0\n`, loader: 'js' };
     });
   },
 };
