@@ -1,5 +1,6 @@
 // `svc serve` as a real process: health, readiness with the database reachable and not,
-// metrics, the warning of SVC_ENGINE_TLS_INSECURE at start, and the graceful drain on SIGTERM.
+// metrics, the warning of SVC_ENGINE_TLS_INSECURE at start, the graceful drain on SIGTERM, and
+// the start's failures (a check, a port taken, Redis or the database not answering).
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -139,5 +140,19 @@ describe('svc serve', () => {
     } finally {
       await new Promise((r) => taken.close(r));
     }
+  });
+
+  test('Redis not answering stops serve with one line naming it; with the database down too, the database is the one named', async () => {
+    const { runSvc } = await import('./helpers/cli.js');
+    const port = await freePort();
+    const noRedis = { ...baseEnv, SVC_SERVER__PORT: String(port), SVC_REDIS__URL: 'redis://127.0.0.1:1' };
+    const r = await runSvc(['serve'], { env: noRedis });
+    assert.equal(r.code, 1);
+    assert.ok(r.stderr.split('\n').includes('cannot reach Redis at redis://127.0.0.1:1: no answer within 5 s'), r.stderr);
+    assert.doesNotMatch(r.stderr, /"msg":"listening"/);
+    const neither = await runSvc(['serve'], { env: { ...noRedis, SVC_DATABASE__URL: 'postgres://svc@127.0.0.1:1/none' } });
+    assert.equal(neither.code, 1);
+    assert.match(neither.stderr.trim().split('\n').at(-1)!, /^cannot reach the database/);
+    assert.doesNotMatch(neither.stderr, /cannot reach Redis/);
   });
 });

@@ -154,9 +154,10 @@ export async function serveCommand(opts: StartOptions = {}): Promise<void> {
 /** What `svc serve` checks and starts before it listens: migrations, Redis, the request loops. */
 async function startChecks(services: Services, cfg: Config): Promise<void> {
   const log = services.log;
-  // PostgreSQL and Redis are asked at once; the database's answer is reported first, as before.
-  const redisUp = redisAnswers(services);
-  redisUp.catch(() => undefined);
+  // PostgreSQL and Redis are asked at once; the database's answer is reported first, and Redis
+  // has its 5 s from then (migrations may take longer than that while Redis is still starting).
+  const ping = services.redis().ping();
+  ping.catch(() => undefined);
   try {
     const { applied } = await migrateToLatest(services.db, cfg.database.url);
     if (applied.length) log.info({ applied }, 'migrations applied');
@@ -167,7 +168,7 @@ async function startChecks(services: Services, cfg: Config): Promise<void> {
   // The identity provider's signing keys (database round trips the app's onReady hook waits for)
   // are prepared as soon as the schema is known to be current, while the routes are registered.
   void prepareSigningKeys(services);
-  await redisUp;
+  await redisAnswers(services, ping);
   await startRequestLoops(services);
 }
 
@@ -177,13 +178,13 @@ function listenOn(listen: string): { host: string; port: number } {
   return { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
 
-async function redisAnswers(services: Services): Promise<void> {
+async function redisAnswers(services: Services, ping: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${describeUrl(services.config.redis.url)}: no answer within 5 s`)), 5_000);
   });
   try {
-    await Promise.race([services.redis().ping(), timeout]);
+    await Promise.race([ping, timeout]);
   } finally {
     clearTimeout(timer);
   }
