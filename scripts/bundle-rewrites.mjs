@@ -1,9 +1,11 @@
-// Rewrites of fastify, avvio and find-my-way in svc's bundle (scripts/bundle.mjs), as esbuild
-// plugins: each replaces code they run at every `svc serve` start with code that does the same
-// later or once (docs/operations.md "Start-up time"). Each fails the build when the code it
-// replaces is not found (an upgrade), rather than bundling the original silently;
-// test/bundle-rewrites.test.ts bundles fastify with them and checks it behaves as the original.
+// Rewrites of svc's bundle (scripts/bundle.mjs) that must not change what it does: fastify, avvio
+// and find-my-way, as esbuild plugins, each replacing code they run at every `svc serve` start
+// with code that does the same later or once (docs/operations.md "Start-up time"), and failing
+// the build when the code it replaces is not found (an upgrade) rather than bundling the original
+// silently; and the chunks' characters made ASCII. test/bundle-rewrites.test.ts bundles fastify
+// with them and checks it behaves as the original.
 import { readFile } from 'node:fs/promises';
+import { transform } from 'esbuild';
 
 /**
  * find-my-way compiles each static router node's prefix check of 2-15 characters with `new
@@ -120,3 +122,20 @@ function svcNoop () {}
 
 /** In the order the bundle applies them. */
 export const FASTIFY_REWRITES = [routerPrefixMatch, routerLazyCompile, routeAfterBatch];
+
+/**
+ * A chunk in ASCII, if that changes nothing; null if it would. esbuild escapes non-ASCII
+ * characters in strings and identifiers but keeps them in comments (a dash in a comment of svc's,
+ * kysely's documentation), in regular expressions and in tagged templates, whose raw text a tag
+ * reads: one such character makes the whole chunk a two-byte string in V8, slower to decode at
+ * every load (Node's ES module loader decodes it as UTF-8) and twice the memory. Each becomes its
+ * `\uXXXX` escape, kept only if it is the same program: the code without comments and whitespace
+ * (esbuild's) is unchanged, so every such character was in a comment (in a pattern `\—` would
+ * have become `\\u2014`; a tag would read the escape).
+ */
+export async function asciiEscaped(text) {
+  if (!/[^\x00-\x7f]/.test(text)) return text;
+  const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const bare = async (code) => (await transform(code, { minifyWhitespace: true, charset: 'utf8', loader: 'js' })).code;
+  return await bare(ascii) === await bare(text) ? ascii : null;
+}

@@ -25,7 +25,7 @@
 import { build } from 'esbuild';
 import path from 'node:path';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { FASTIFY_REWRITES } from './bundle-rewrites.mjs';
+import { FASTIFY_REWRITES, asciiEscaped } from './bundle-rewrites.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -136,19 +136,13 @@ await build({
 });
 await asciiOnly();
 
-/**
- * Every chunk in ASCII. esbuild escapes non-ASCII characters in strings and identifiers but keeps
- * them in comments and regular expressions (a dash in a comment of svc's, kysely's documentation,
- * a box-drawing character in a pattern): one such character makes the whole chunk a two-byte
- * string in V8, slower to decode at every load (Node's ES module loader decodes it as UTF-8) and
- * twice the memory. Each becomes its `\uXXXX` escape, which means the same in a string, a template,
- * a pattern or an identifier, and nothing in a comment.
- */
+/** Every chunk in ASCII where that changes nothing (asciiEscaped, scripts/bundle-rewrites.mjs). */
 async function asciiOnly() {
   for (const file of await readdir(outdir)) {
     if (!file.endsWith('.js')) continue;
     const text = await readFile(path.join(outdir, file), 'utf8');
-    if (!/[^\x00-\x7f]/.test(text)) continue;
-    await writeFile(path.join(outdir, file), text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+    const ascii = await asciiEscaped(text);
+    if (ascii === null) console.warn(`bundle: ${file} keeps non-ASCII characters outside comments (a pattern or a tagged template): left as it is`);
+    else if (ascii !== text) await writeFile(path.join(outdir, file), ascii);
   }
 }

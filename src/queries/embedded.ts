@@ -207,7 +207,7 @@ function hidePaths(ran: string, sent: string, dir: string | undefined): (v: unkn
   const paths = [...ran.matchAll(/'([^']*\.parquet)'/g)].map((m) => m[1]!);
   if (dir) paths.push(dir);
   const piece = (w: string) => w.length >= 4 && paths.some((p) => p.includes(w));
-  return (v) => (typeof v === 'string' ? v.split(ran).join(sent).replace(/[^\s│,]+/g, (w) => (piece(w) ? '…'.padEnd(w.length) : w)) : v);
+  return (v) => (typeof v === 'string' ? v.split(ran).join(sent).replace(/[^\s\u2502,]+/g, (w) => (piece(w) ? '…'.padEnd(w.length) : w)) : v);
 }
 
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').slice(0, 2000);
