@@ -24,6 +24,7 @@
 // Every chunk is then made ASCII (asciiOnly, below).
 import { build } from 'esbuild';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { FASTIFY_REWRITES, asciiEscaped } from './bundle-rewrites.mjs';
 
@@ -125,6 +126,25 @@ const lazyPackages = {
   },
 };
 
+/**
+ * A package kept out is found from dist/bundle at run time, not from the folder of the package
+ * that imports it: the build fails if the two are different copies (a nested node_modules), which
+ * would load a version the importer was not installed with.
+ */
+const EXTERNAL_MATCH = new RegExp(`^(${EXTERNAL.map((e) => e.replace(/[.]/g, '\\.').replace(/\/\*$/, '/[^/]+')).join('|')})(/|$)`);
+const sameExternals = {
+  name: 'svc-same-externals',
+  setup(b) {
+    b.onResolve({ filter: EXTERNAL_MATCH }, (args) => {
+      const from = (dir) => { try { return createRequire(path.join(dir, 'x.js')).resolve(args.path); } catch { return undefined; } };
+      const theirs = from(args.resolveDir);
+      const ours = from(outdir);
+      if (theirs && ours && theirs !== ours) return { errors: [{ text: `${args.path}: ${args.importer} would get ${ours} from the bundle, not its own ${theirs} (scripts/bundle.mjs sameExternals)` }] };
+      return undefined;
+    });
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [path.join(dist, 'cli/main.js')],
@@ -132,7 +152,7 @@ await build({
   outdir, external: EXTERNAL, logLevel: 'warning', legalComments: 'none',
   // CommonJS packages inside the bundle call require() for Node's own modules and kept-out packages.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; import { fileURLToPath as __svcFileURLToPath } from 'node:url'; import { dirname as __svcDirname } from 'node:path'; const __svcChunkUrl = import.meta.url; const require = __svcCreateRequire(__svcChunkUrl);" },
-  plugins: [...FASTIFY_REWRITES, lazyPackages, rewrites, englishOnly],
+  plugins: [sameExternals, ...FASTIFY_REWRITES, lazyPackages, rewrites, englishOnly],
 });
 await asciiOnly();
 
