@@ -8,6 +8,28 @@ import { readFile } from 'node:fs/promises';
 import { transform } from 'esbuild';
 
 /**
+ * An esbuild plugin that rewrites one file of a package: each anchor (a string or a pattern) must
+ * occur exactly once, or the build fails (an upgrade changed the code), rather than bundling the
+ * original silently; `append` goes at the end of the file.
+ */
+function rewrite(name, file, edits, append = '') {
+  return {
+    name,
+    setup(b) {
+      b.onLoad({ filter: file }, async (args) => {
+        let text = await readFile(args.path, 'utf8');
+        for (const [anchor, replacement] of edits) {
+          const found = typeof anchor === 'string' ? text.split(anchor).length - 1 : (text.match(new RegExp(anchor.source, 'g')) ?? []).length;
+          if (found !== 1) throw new Error(`${args.path}: the code ${name} (scripts/bundle-rewrites.mjs) replaces was found ${found} times, not once`);
+          text = text.replace(anchor, () => replacement);
+        }
+        return { contents: text + append, loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
  * find-my-way compiles each static router node's prefix check of 2-15 characters with `new
  * Function` (a chain of charCodeAt comparisons): 360 functions for svc's ~200 routes, parsed and
  * compiled at every `svc serve` start out of reach of V8's compile cache (42 ms of a CPU profile,
@@ -17,16 +39,8 @@ import { transform } from 'esbuild';
  * replaces is not found (a find-my-way upgrade), rather than silently bundling the original.
  */
 const PREFIX_MATCH = /const lines = \[\][^]*?return new Function\('path', 'i', `'use strict'\\nreturn \$\{lines\.join\(' && '\)\}`\)/;
-export const routerPrefixMatch = {
-  name: 'svc-router-prefix-match',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (!PREFIX_MATCH.test(text)) throw new Error(`${args.path}: find-my-way's compiled prefix match not found (scripts/bundle.mjs routerPrefixMatch)`);
-      return { contents: text.replace(PREFIX_MATCH, 'return function matchPrefix (path, i) { return path.startsWith(prefix, i) }'), loader: 'js' };
-    });
-  },
-};
+export const routerPrefixMatch = rewrite('svc-router-prefix-match', /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]node\.js$/,
+  [[PREFIX_MATCH, 'return function matchPrefix (path, i) { return path.startsWith(prefix, i) }']]);
 
 /**
  * find-my-way also compiles, with `new Function`, two functions per route as it is added: the one
@@ -37,16 +51,10 @@ export const routerPrefixMatch = {
  */
 const LAZY_PARAMS = '_createParamsObject: this._compileCreateParamsObject(params)';
 const LAZY_MATCHER = 'this._compileGetHandlerMatchingConstraints(constrainer, constraints)';
-export const routerLazyCompile = {
-  name: 'svc-router-lazy-compile',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (!text.includes(LAZY_PARAMS) || !text.includes(LAZY_MATCHER)) throw new Error(`${args.path}: find-my-way's compiled parameters object or constraints matcher not found (scripts/bundle.mjs routerLazyCompile)`);
-      return {
-        contents: `${text
-          .replace(LAZY_PARAMS, '_createParamsObject: svcLazyParamsObject(this, params)')
-          .replace(LAZY_MATCHER, 'this._getHandlerMatchingConstraints = svcLazyMatcher(this, constrainer)')}
+export const routerLazyCompile = rewrite('svc-router-lazy-compile', /[\\/]node_modules[\\/]find-my-way[\\/]lib[\\/]handler-storage\.js$/, [
+  [LAZY_PARAMS, '_createParamsObject: svcLazyParamsObject(this, params)'],
+  [LAZY_MATCHER, 'this._getHandlerMatchingConstraints = svcLazyMatcher(this, constrainer)'],
+], `
 function svcLazyParamsObject (storage, params) {
   let compiled
   return function _createParamsObject (param0, param1, param2, param3, extraParams) {
@@ -59,12 +67,7 @@ function svcLazyMatcher (storage, constrainer) {
     return storage._getHandlerMatchingConstraints(derivedConstraints)
   }
 }
-`,
-        loader: 'js',
-      };
-    });
-  },
-};
+`);
 
 /**
  * fastify finishes each route in an avvio `after` of its own (the route's error handler, body
@@ -79,14 +82,8 @@ function svcLazyMatcher (storage, constrainer) {
  */
 const ROUTE_AFTER = 'this.after((notHandledErr, done) => {';
 const ADD_PLUGIN = 'Boot.prototype._addPlugin = function (pluginFn, opts, isAfter) {';
-export const routeAfterBatch = {
-  name: 'svc-route-after-batch',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]route\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (text.split(ROUTE_AFTER).length !== 2) throw new Error(`${args.path}: fastify's after per route not found (scripts/bundle.mjs routeAfterBatch)`);
-      return {
-        contents: `${text.replace(ROUTE_AFTER, 'svcBatchedAfter(this, avvio, (notHandledErr, done) => {')}
+export const routeAfterBatch = rewrite('svc-route-after-batch', /[\\/]node_modules[\\/]fastify[\\/]lib[\\/]route\.js$/,
+  [[ROUTE_AFTER, 'svcBatchedAfter(this, avvio, (notHandledErr, done) => {']], `
 const kSvcRouteBatch = Symbol('svc.routeBatch')
 function svcBatchedAfter (instance, boot, fn) {
   // (an avvio that does not count what is queued: one after per route, as fastify does)
@@ -108,20 +105,12 @@ function svcBatchedAfter (instance, boot, fn) {
   batch.adds = boot._svcAdds
 }
 function svcNoop () {}
-`,
-        loader: 'js',
-      };
-    });
-    b.onLoad({ filter: /[\\/]node_modules[\\/]avvio[\\/]index\.js$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      if (text.split(ADD_PLUGIN).length !== 2) throw new Error(`${args.path}: avvio's _addPlugin not found (scripts/bundle.mjs routeAfterBatch)`);
-      return { contents: `${text.replace(ADD_PLUGIN, `${ADD_PLUGIN}\n  this._svcAdds++`)}\nBoot.prototype._svcAdds = 0\n`, loader: 'js' };
-    });
-  },
-};
+`);
+export const avvioCountsAdds = rewrite('svc-avvio-counts-adds', /[\\/]node_modules[\\/]avvio[\\/]index\.js$/,
+  [[ADD_PLUGIN, `${ADD_PLUGIN}\n  this._svcAdds++`]], '\nBoot.prototype._svcAdds = 0\n');
 
 /** In the order the bundle applies them. */
-export const FASTIFY_REWRITES = [routerPrefixMatch, routerLazyCompile, routeAfterBatch];
+export const FASTIFY_REWRITES = [routerPrefixMatch, routerLazyCompile, routeAfterBatch, avvioCountsAdds];
 
 /**
  * A chunk in ASCII, if that changes nothing; null if it would. esbuild escapes non-ASCII
