@@ -14,12 +14,14 @@ export const SAME_HOST_WARNING = 'apps.origin shares its host with apps.service_
 import { loadCheckedConfig } from './config.js';
 import { startLoops, startRequestLoops } from '../jobs/loops.js';
 import { fail, oneLine } from './errors.js';
-import { endsWithin } from '../util/deadline.js';
+import { endsWithin, within } from '../util/deadline.js';
 
 export const DRAIN_MS = 55_000;
 /** How long a stop waits for the loops still starting, then for the services to close, before it goes on without them. */
 export const LOOPS_START_WAIT_MS = 5_000;
 export const SERVICES_CLOSE_MS = 15_000;
+/** How long `svc serve` waits for Redis to answer once the migrations check is done. */
+const REDIS_ANSWER_MS = 5_000;
 
 /** How often the drain closes keep-alive connections that went idle (a response just ended on them). */
 const DRAIN_IDLE_CHECK_MS = 100;
@@ -168,7 +170,7 @@ async function startChecks(services: Services, cfg: Config): Promise<void> {
   // The identity provider's signing keys (database round trips the app's onReady hook waits for)
   // are prepared as soon as the schema is known to be current, while the routes are registered.
   void prepareSigningKeys(services);
-  await redisAnswers(services, ping);
+  await within(ping, REDIS_ANSWER_MS, () => new Error(`cannot reach Redis at ${describeUrl(services.config.redis.url)}: no answer within 5 s`));
   await startRequestLoops(services);
 }
 
@@ -176,16 +178,4 @@ async function startChecks(services: Services, cfg: Config): Promise<void> {
 function listenOn(listen: string): { host: string; port: number } {
   const m = /^(.*):([0-9]+)$/.exec(listen)!;
   return { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) };
-}
-
-async function redisAnswers(services: Services, ping: Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`cannot reach Redis at ${describeUrl(services.config.redis.url)}: no answer within 5 s`)), 5_000);
-  });
-  try {
-    await Promise.race([ping, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
